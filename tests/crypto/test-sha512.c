@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-sha512.c - SHA-512 (FIPS 180-4): every NIST CAVP ShortMsg/LongMsg
+ * vector, the Monte Carlo test, streaming with random chunking against the
+ * one-shot function, every length 0..600 and random data against OpenSSL,
+ * overlapping buffers, and the wipe of the context by final.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include <sigil/crypto.h>
+
+static void openssl_sha512(uint8_t out[64], const uint8_t *m, size_t n)
+{
+	unsigned int len = 0;
+	assert_int_equal(EVP_Digest(m, n, out, &len, EVP_sha512(), NULL), 1);
+	assert_int_equal(len, 64);
+}
+
+/* sigil_sha512 through init/update/final, with the message cut into random chunks */
+static void chunked_sha512(uint8_t out[64], const uint8_t *m, size_t n)
+{
+	sigil_sha512_ctx c;
+	sigil_sha512_init(&c);
+	size_t off = 0;
+	while (off < n) {
+		size_t k;
+		switch (th_rand_below(4)) {
+		case 0:
+			k = 0;
+			break;
+		case 1:
+			k = th_rand_below(8);
+			break;
+		case 2:
+			k = 128 - (off % 128); /* finish the block exactly */
+			break;
+		default:
+			k = th_rand_below(400);
+			break;
+		}
+		if (k > n - off)
+			k = n - off;
+		sigil_sha512_update(&c, m + off, k);
+		off += k;
+	}
+	sigil_sha512_final(&c, out);
+}
+
+/* Run every Len/Msg/MD record of a CAVP .rsp file; returns the number of records. */
+static int run_rsp(const char *relpath)
+{
+	FILE *f = th_vec_open(relpath);
+	char *buf = NULL, *line;
+	size_t cap = 0;
+	long len = -1;
+	uint8_t *msg = NULL;
+	size_t msglen = 0;
+	int count = 0;
+	while ((line = th_vec_line(f, &buf, &cap)) != NULL) {
+		if (line[0] == '[')
+			continue;
+		char *eq = strstr(line, " = ");
+		assert_non_null(eq);
+		*eq = '\0';
+		const char *key = line, *val = eq + 3;
+		if (strcmp(key, "Len") == 0) {
+			len = strtol(val, NULL, 10);
+			assert_true(len >= 0 && len % 8 == 0);
+		} else if (strcmp(key, "Msg") == 0) {
+			free(msg);
+			msg = th_hex_decode_alloc(val, &msglen);
+			assert_non_null(msg);
+			if (len == 0)
+				msglen = 0; /* "Msg = 00" stands for the empty message */
+			assert_int_equal(msglen, (size_t)len / 8);
+		} else if (strcmp(key, "MD") == 0) {
+			assert_non_null(msg);
+			uint8_t got[64];
+			sigil_sha512(got, msg, msglen);
+			th_assert_hex_eq(got, val, 64);
+			chunked_sha512(got, msg, msglen);
+			th_assert_hex_eq(got, val, 64);
+			count++;
+			free(msg);
+			msg = NULL;
+			len = -1;
+		} else {
+			fail_msg("unexpected key '%s' in %s", key, relpath);
+		}
+	}
+	free(msg);
+	free(buf);
+	fclose(f);
+	return count;
+}
+
+static void test_short_msg(void **state)
+{
+	th_rng_reset("short");
+	/* Len = 0, 8, ..., 1024: 129 records */
+	assert_int_equal(run_rsp("sha512/SHA512ShortMsg.rsp"), 129);
+}
+
+static void test_long_msg(void **state)
+{
+	th_rng_reset("long");
+	assert_int_equal(run_rsp("sha512/SHA512LongMsg.rsp"), 128);
+}
+
+/* CAVP SHA-2 Monte Carlo (SHAVS section 6.4): from Seed, 100 checkpoints of
+ * 1000 iterations each, M_i = MD_{i-3} || MD_{i-2} || MD_{i-1}. */
+static void test_monte(void **state)
+{
+	FILE *f = th_vec_open("sha512/SHA512Monte.rsp");
+	char *buf = NULL, *line;
+	size_t cap = 0;
+	uint8_t seed[64], md[3][64], m[192];
+	int have_seed = 0, checkpoints = 0;
+	while ((line = th_vec_line(f, &buf, &cap)) != NULL) {
+		if (line[0] == '[')
+			continue;
+		char *eq = strstr(line, " = ");
+		assert_non_null(eq);
+		*eq = '\0';
+		const char *key = line, *val = eq + 3;
+		if (strcmp(key, "Seed") == 0) {
+			assert_int_equal(th_hex_decode(seed, 64, val), 0);
+			have_seed = 1;
+		} else if (strcmp(key, "COUNT") == 0) {
+			assert_true(have_seed);
+			assert_int_equal(strtol(val, NULL, 10), checkpoints);
+		} else if (strcmp(key, "MD") == 0) {
+			memcpy(md[0], seed, 64);
+			memcpy(md[1], seed, 64);
+			memcpy(md[2], seed, 64);
+			for (int i = 3; i < 1003; i++) {
+				memcpy(m, md[0], 64);
+				memcpy(m + 64, md[1], 64);
+				memcpy(m + 128, md[2], 64);
+				memmove(md[0], md[1], 64);
+				memmove(md[1], md[2], 64);
+				sigil_sha512(md[2], m, sizeof(m));
+			}
+			th_assert_hex_eq(md[2], val, 64);
+			memcpy(seed, md[2], 64);
+			checkpoints++;
+		} else {
+			fail_msg("unexpected key '%s' in SHA512Monte.rsp", key);
+		}
+	}
+	free(buf);
+	fclose(f);
+	assert_int_equal(checkpoints, 100);
+}
+
+/* Every length from 0 to 600 (block boundaries at 111/112, 127/128, 239/240,
+ * 255/256 ...), one shot and chunked, against OpenSSL. */
+static void test_lengths_vs_openssl(void **state)
+{
+	th_rng_reset("lengths");
+	uint8_t m[600], want[64], got[64];
+	th_randbytes(m, sizeof(m));
+	for (size_t n = 0; n <= sizeof(m); n++) {
+		openssl_sha512(want, m, n);
+		sigil_sha512(got, m, n);
+		th_assert_bytes_eq(got, want, 64);
+		chunked_sha512(got, m, n);
+		th_assert_bytes_eq(got, want, 64);
+	}
+}
+
+static void test_random_vs_openssl(void **state)
+{
+	th_rng_reset("random");
+	size_t cap = 70000;
+	uint8_t *m = malloc(cap), want[64], got[64];
+	assert_non_null(m);
+	for (int iter = 0; iter < 300; iter++) {
+		size_t n = (iter % 10 == 0) ? th_rand_below(cap) : th_rand_below(2000);
+		th_randbytes(m, n);
+		openssl_sha512(want, m, n);
+		sigil_sha512(got, m, n);
+		th_assert_bytes_eq(got, want, 64);
+		chunked_sha512(got, m, n);
+		th_assert_bytes_eq(got, want, 64);
+	}
+	free(m);
+}
+
+/* One update call per byte: the slowest path through the partial-block buffer. */
+static void test_bytewise(void **state)
+{
+	th_rng_reset("bytewise");
+	uint8_t m[1000], want[64], got[64];
+	th_randbytes(m, sizeof(m));
+	sigil_sha512_ctx c;
+	sigil_sha512_init(&c);
+	for (size_t i = 0; i < sizeof(m); i++)
+		sigil_sha512_update(&c, m + i, 1);
+	sigil_sha512_final(&c, got);
+	openssl_sha512(want, m, sizeof(m));
+	th_assert_bytes_eq(got, want, 64);
+}
+
+/* "a" repeated 1,000,000 times (FIPS 180-2 appendix C.3). */
+static void test_million_a(void **state)
+{
+	uint8_t block[1000], got[64];
+	memset(block, 'a', sizeof(block));
+	sigil_sha512_ctx c;
+	sigil_sha512_init(&c);
+	for (int i = 0; i < 1000; i++)
+		sigil_sha512_update(&c, block, sizeof(block));
+	sigil_sha512_final(&c, got);
+	th_assert_hex_eq(got,
+	                 "e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973eb"
+	                 "de0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b",
+	                 64);
+}
+
+/* The output may overlap the input (crypto.h: every function works when its
+ * buffers overlap). */
+static void test_overlap(void **state)
+{
+	th_rng_reset("overlap");
+	uint8_t m[300], want[64], buf[300];
+	for (size_t n = 0; n <= 300; n += 23) {
+		th_randbytes(m, n);
+		openssl_sha512(want, m, n);
+		memcpy(buf, m, n);
+		sigil_sha512(buf, buf, n); /* out == m */
+		th_assert_bytes_eq(buf, want, 64);
+		if (n >= 64) {
+			memcpy(buf, m, n);
+			sigil_sha512(buf + n - 64, buf, n); /* out overlaps the tail of m */
+			th_assert_bytes_eq(buf + n - 64, want, 64);
+		}
+	}
+}
+
+/* final wipes the context (crypto.h) */
+static void test_final_wipes(void **state)
+{
+	sigil_sha512_ctx c, zero;
+	uint8_t out[64];
+	memset(&zero, 0, sizeof(zero));
+	sigil_sha512_init(&c);
+	sigil_sha512_update(&c, (const uint8_t *)"secret data", 11);
+	sigil_sha512_final(&c, out);
+	th_assert_bytes_eq(&c, &zero, sizeof(c));
+}
+
+/* Two contexts interleaved do not interfere; a context can be reused after init. */
+static void test_independent_contexts(void **state)
+{
+	th_rng_reset("contexts");
+	uint8_t a[500], b[700], wa[64], wb[64], ga[64], gb[64];
+	th_randbytes(a, sizeof(a));
+	th_randbytes(b, sizeof(b));
+	openssl_sha512(wa, a, sizeof(a));
+	openssl_sha512(wb, b, sizeof(b));
+	sigil_sha512_ctx ca, cb;
+	sigil_sha512_init(&ca);
+	sigil_sha512_init(&cb);
+	for (int i = 0; i < 5; i++) {
+		sigil_sha512_update(&ca, a + 100 * i, 100);
+		sigil_sha512_update(&cb, b + 140 * i, 140);
+	}
+	sigil_sha512_final(&ca, ga);
+	sigil_sha512_final(&cb, gb);
+	th_assert_bytes_eq(ga, wa, 64);
+	th_assert_bytes_eq(gb, wb, 64);
+	sigil_sha512_init(&ca);
+	sigil_sha512_update(&ca, b, sizeof(b));
+	sigil_sha512_final(&ca, ga);
+	th_assert_bytes_eq(ga, wb, 64);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_short_msg),
+		cmocka_unit_test(test_long_msg),
+		cmocka_unit_test(test_monte),
+		cmocka_unit_test(test_lengths_vs_openssl),
+		cmocka_unit_test(test_random_vs_openssl),
+		cmocka_unit_test(test_bytewise),
+		cmocka_unit_test(test_million_a),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_final_wipes),
+		cmocka_unit_test(test_independent_contexts),
+	};
+	return th_run(tests);
+}
