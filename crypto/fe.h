@@ -110,6 +110,9 @@ int fe_iszero(const fe *f);
 /* 1 if f = g mod p, else 0. */
 int fe_equal(const fe *f, const fe *g);
 
+/* sqrt(-1) = 2^((p-1)/4) mod p, the even root (canonical limbs). */
+extern const fe fe_sqrtm1;
+
 /* fe_pow.c: built from the operations above. Inputs tight, outputs tight,
  * aliasing allowed, constant time (fixed addition chains). */
 

@@ -49,10 +49,9 @@ typedef struct ge_cached {
 	fe_loose YplusX, YminusX, Z, T2d;
 } ge_cached;
 
-/* Curve constants (tight, canonical limbs): d, 2d, sqrt(-1). */
+/* Curve constants (tight, canonical limbs): d, 2d. sqrt(-1) is fe_sqrtm1. */
 extern const fe ge_d;
 extern const fe ge_d2;
-extern const fe ge_sqrtm1;
 
 /* The identity in each representation. */
 void ge_p2_0(ge_p2 *h);

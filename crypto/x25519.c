@@ -1,1 +1,144 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+/*
+ * x25519.c - X25519 (RFC 7748 section 5): the Montgomery ladder over
+ * GF(2^255 - 19), and the public key through the Edwards fixed base.
+ *
+ * Timing: constant time in the scalar (the ladder walks all 255 bits; a bit
+ * only drives fe_cswap masks) and in u. The all-zero check ORs every output
+ * byte before deciding.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <sigil/crypto.h>
+
+#include "ct.h"
+#include "fe.h"
+#include "ge.h"
+
+/* Bit t of the clamped scalar, read from the caller's bytes without
+ * writing them: bits 0..2 cleared, bit 254 set, bit 255 cleared
+ * (RFC 7748 decodeScalar25519). t is the public loop counter. */
+static inline uint64_t scalar_bit(const uint8_t k[32], int t)
+{
+	if (t == 254)
+		return 1;
+	if (t < 3)
+		return 0;
+	return (uint64_t)((k[t >> 3] >> (t & 7)) & 1);
+}
+
+SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32])
+{
+	uint8_t k[32];
+	fe x1, x2, z2, x3, z3, a, aa, b, bb, e, c, d, da, cb, t;
+	fe_loose l1, l2;
+	uint64_t swap = 0;
+
+	/* Copies first: out may overlap scalar or u. */
+	memcpy(k, scalar, 32);
+	fe_frombytes(&x1, u); /* bit 255 of u ignored; u >= p accepted */
+
+	fe_1(&x2);
+	fe_0(&z2);
+	fe_copy(&x3, &x1);
+	fe_1(&z3);
+
+	for (int i = 254; i >= 0; i--) {
+		uint64_t bit = scalar_bit(k, i);
+		swap ^= bit;
+		fe_cswap(&x2, &x3, swap);
+		fe_cswap(&z2, &z3, swap);
+		swap = bit;
+
+		fe_add(&l1, &x2, &z2);
+		fe_carry(&a, &l1);        /* A = x2 + z2 */
+		fe_sq_tt(&aa, &a);        /* AA = A^2 */
+		fe_sub(&l2, &x2, &z2);
+		fe_carry(&b, &l2);        /* B = x2 - z2 */
+		fe_sq_tt(&bb, &b);        /* BB = B^2 */
+		fe_sub(&l1, &aa, &bb);
+		fe_carry(&e, &l1);        /* E = AA - BB */
+		fe_add(&l1, &x3, &z3);
+		fe_carry(&c, &l1);        /* C = x3 + z3 */
+		fe_sub(&l2, &x3, &z3);
+		fe_carry(&d, &l2);        /* D = x3 - z3 */
+		fe_mul_ttt(&da, &d, &a);  /* DA = D A */
+		fe_mul_ttt(&cb, &c, &b);  /* CB = C B */
+		fe_add(&l1, &da, &cb);
+		fe_sq_tl(&x3, &l1);       /* x3 = (DA + CB)^2 */
+		fe_sub(&l2, &da, &cb);
+		fe_sq_tl(&t, &l2);
+		fe_mul_ttt(&z3, &t, &x1); /* z3 = x1 (DA - CB)^2 */
+		fe_mul_ttt(&x2, &aa, &bb); /* x2 = AA BB */
+		fe_mul121666(&t, &e);
+		fe_add(&l1, &bb, &t);     /* BB + 121666 E = AA + 121665 E */
+		fe_mul_tlt(&z2, &l1, &e); /* z2 = E (AA + a24 E) */
+	}
+	fe_cswap(&x2, &x3, swap);
+	fe_cswap(&z2, &z3, swap);
+
+	fe_invert(&z2, &z2);
+	fe_mul_ttt(&x2, &x2, &z2);
+	fe_tobytes(out, &x2);
+
+	/* The result is the caller's output: public from here on. */
+	CT_DECLASSIFY(out, 32);
+	uint8_t acc = 0;
+	for (int i = 0; i < 32; i++)
+		acc |= out[i];
+
+	sigil_wipe(k, sizeof k);
+	sigil_wipe(&x2, sizeof x2);
+	sigil_wipe(&z2, sizeof z2);
+	sigil_wipe(&x3, sizeof x3);
+	sigil_wipe(&z3, sizeof z3);
+	sigil_wipe(&a, sizeof a);
+	sigil_wipe(&aa, sizeof aa);
+	sigil_wipe(&b, sizeof b);
+	sigil_wipe(&bb, sizeof bb);
+	sigil_wipe(&e, sizeof e);
+	sigil_wipe(&c, sizeof c);
+	sigil_wipe(&d, sizeof d);
+	sigil_wipe(&da, sizeof da);
+	sigil_wipe(&cb, sizeof cb);
+	sigil_wipe(&t, sizeof t);
+	sigil_wipe(&l1, sizeof l1);
+	sigil_wipe(&l2, sizeof l2);
+	sigil_wipe(&swap, sizeof swap);
+
+	return acc == 0 ? -1 : 0;
+}
+
+/* pk = u([a] 9) for the clamped a, computed on the Edwards curve:
+ * [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z - Y).
+ * Constant time (ge_scalarmult_base, fe_invert). The clamped a is never 0
+ * mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
+SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32])
+{
+	uint8_t k[32];
+	ge_p3 A;
+	fe n, dd;
+	fe_loose l;
+
+	memcpy(k, scalar, 32);
+	k[0] &= 248;
+	k[31] &= 127;
+	k[31] |= 64;
+
+	ge_scalarmult_base(&A, k);
+	fe_add(&l, &A.Z, &A.Y);
+	fe_carry(&n, &l);     /* Z + Y */
+	fe_sub(&l, &A.Z, &A.Y);
+	fe_carry(&dd, &l);    /* Z - Y */
+	fe_invert(&dd, &dd);
+	fe_mul_ttt(&n, &n, &dd);
+	fe_tobytes(pk, &n);
+	CT_DECLASSIFY(pk, 32);
+
+	sigil_wipe(k, sizeof k);
+	sigil_wipe(&A, sizeof A);
+	sigil_wipe(&n, sizeof n);
+	sigil_wipe(&dd, sizeof dd);
+	sigil_wipe(&l, sizeof l);
+}
