@@ -72,15 +72,56 @@ static inline uint64_t rotr64(uint64_t x, unsigned n)
 #define SSIG0(x) (rotr64((x), 1) ^ rotr64((x), 8) ^ ((x) >> 7))
 #define SSIG1(x) (rotr64((x), 19) ^ rotr64((x), 61) ^ ((x) >> 6))
 
+/* One round of FIPS 180-4 6.4.2 step 3, with the eight working variables
+ * renamed instead of shifted: the caller rotates the argument order, so
+ * round t uses (a..h) = the variables as they stand after round t-1.
+ *   T1 = h + S1(e) + Ch(e,f,g) + K_t + W_t;  T2 = S0(a) + Maj(a,b,c)
+ *   d' = d + T1 (the new e);  h' = T1 + T2 (the new a) */
+#define ROUND(a, b, c, d, e, f, g, h, k, w)                         \
+	do {                                                        \
+		uint64_t t1_ = (h) + BSIG1(e) + CH(e, f, g) + (k) + (w); \
+		(d) += t1_;                                         \
+		(h) = t1_ + BSIG0(a) + MAJ(a, b, c);                \
+	} while (0)
+
+/* W_t = s1(W_{t-2}) + W_{t-7} + s0(W_{t-15}) + W_{t-16}, in a 16-word ring
+ * (W[i] holds W_t for t = i mod 16) */
+#define EXPAND(i) \
+	(W[(i) & 15] += SSIG1(W[((i) - 2) & 15]) + W[((i) - 7) & 15] + SSIG0(W[((i) - 15) & 15]))
+
+/* 16 rounds t0 .. t0+15, fully unrolled; EXP(i) computes W_t first when
+ * the rounds are past the first 16 (EXP is EXPAND or nothing) */
+#define ROUNDS16(t0, EXP) \
+	do { \
+		EXP(0); ROUND(a, b, c, d, e, f, g, h, K[(t0) + 0], W[0]); \
+		EXP(1); ROUND(h, a, b, c, d, e, f, g, K[(t0) + 1], W[1]); \
+		EXP(2); ROUND(g, h, a, b, c, d, e, f, K[(t0) + 2], W[2]); \
+		EXP(3); ROUND(f, g, h, a, b, c, d, e, K[(t0) + 3], W[3]); \
+		EXP(4); ROUND(e, f, g, h, a, b, c, d, K[(t0) + 4], W[4]); \
+		EXP(5); ROUND(d, e, f, g, h, a, b, c, K[(t0) + 5], W[5]); \
+		EXP(6); ROUND(c, d, e, f, g, h, a, b, K[(t0) + 6], W[6]); \
+		EXP(7); ROUND(b, c, d, e, f, g, h, a, K[(t0) + 7], W[7]); \
+		EXP(8); ROUND(a, b, c, d, e, f, g, h, K[(t0) + 8], W[8]); \
+		EXP(9); ROUND(h, a, b, c, d, e, f, g, K[(t0) + 9], W[9]); \
+		EXP(10); ROUND(g, h, a, b, c, d, e, f, K[(t0) + 10], W[10]); \
+		EXP(11); ROUND(f, g, h, a, b, c, d, e, K[(t0) + 11], W[11]); \
+		EXP(12); ROUND(e, f, g, h, a, b, c, d, K[(t0) + 12], W[12]); \
+		EXP(13); ROUND(d, e, f, g, h, a, b, c, K[(t0) + 13], W[13]); \
+		EXP(14); ROUND(c, d, e, f, g, h, a, b, K[(t0) + 14], W[14]); \
+		EXP(15); ROUND(b, c, d, e, f, g, h, a, K[(t0) + 15], W[15]); \
+	} while (0)
+#define NOEXPAND(i) ((void)0)
+
 /* state <- compress(state, block) for nblocks blocks (FIPS 180-4 6.4.2).
- * The message schedule is kept as a 16-word ring (W[t mod 16]), which is
- * the same recurrence as the 80-word array of the standard. Time depends on
- * nblocks only. The schedule and working variables derive from the message,
- * which may be secret: they are wiped before return. */
+ * The message schedule is kept as a 16-word ring (W[t mod 16]), the same
+ * recurrence as the 80-word array of the standard; after 8 rounds the
+ * variable names are back in place; the rounds are unrolled by 16. Time
+ * depends on nblocks only. The schedule derives from the message, which
+ * may be secret: it is wiped before return. */
 void sha512_blocks_generic(uint64_t state[8], const uint8_t *in, size_t nblocks)
 {
 	uint64_t W[16];
-	uint64_t a, b, c, d, e, f, g, h, t1, t2;
+	uint64_t a, b, c, d, e, f, g, h;
 
 	for (; nblocks > 0; nblocks--, in += SHA512_BLOCK_LEN) {
 		for (int t = 0; t < 16; t++)
@@ -95,22 +136,9 @@ void sha512_blocks_generic(uint64_t state[8], const uint8_t *in, size_t nblocks)
 		g = state[6];
 		h = state[7];
 
-		for (int t = 0; t < 80; t++) {
-			if (t >= 16) {
-				/* W_t = s1(W_{t-2}) + W_{t-7} + s0(W_{t-15}) + W_{t-16} */
-				W[t & 15] += SSIG1(W[(t - 2) & 15]) + W[(t - 7) & 15] + SSIG0(W[(t - 15) & 15]);
-			}
-			t1 = h + BSIG1(e) + CH(e, f, g) + K[t] + W[t & 15];
-			t2 = BSIG0(a) + MAJ(a, b, c);
-			h = g;
-			g = f;
-			f = e;
-			e = d + t1;
-			d = c;
-			c = b;
-			b = a;
-			a = t1 + t2;
-		}
+		ROUNDS16(0, NOEXPAND);
+		for (int t = 16; t < 80; t += 16)
+			ROUNDS16(t, EXPAND);
 
 		state[0] += a;
 		state[1] += b;
