@@ -600,6 +600,20 @@ static int have_ticks(void)
 #endif
 }
 
+/* TSC ticks per ns, measured over a 20 ms busy wait (0 without a TSC) */
+static double tsc_ghz(void)
+{
+	if (!have_ticks())
+		return 0;
+	uint64_t c0 = ticks(), t0 = now_ns(), t1;
+	do
+		t1 = now_ns();
+	while (t1 - t0 < 20000000);
+	return (double)(ticks() - c0) / (double)(t1 - t0);
+}
+
+static double g_tsc_ghz;
+
 typedef struct {
 	double med, p10, p90, min, max;
 } Stats;
@@ -812,7 +826,8 @@ static void print_text(double seconds)
 	printf("\nsigil bench: %g s budget; batches interleaved between implementations\n", seconds);
 	printf("time per operation: median over batches [p10 .. p90] (min .. max)\n");
 	if (have_ticks())
-		printf("cycles: rdtsc ticks, i.e. REFERENCE cycles at the TSC's fixed rate, not core clock cycles\n");
+		printf("cycles: rdtsc ticks, i.e. REFERENCE cycles at the TSC's fixed rate (%.3f GHz here), not core clock cycles\n",
+		       g_tsc_ghz);
 	for (size_t oi = 0; oi < NOPS; oi++) {
 		const OpResult *res = &results[oi];
 		if (res->ran != 1)
@@ -874,8 +889,8 @@ static void print_json(const char *cpu, double seconds)
 	json_str(sodium_version_string());
 	printf(",\n  \"openssl\": ");
 	json_str(OpenSSL_version(OPENSSL_VERSION));
-	printf(",\n  \"seconds\": %g,\n  \"cycles_are\": \"%s\",\n  \"ops\": {", seconds,
-	       have_ticks() ? "rdtsc reference cycles" : "none");
+	printf(",\n  \"seconds\": %g,\n  \"cycles_are\": \"%s\",\n  \"tsc_ghz\": %.4f,\n  \"ops\": {", seconds,
+	       have_ticks() ? "rdtsc reference cycles" : "none", g_tsc_ghz);
 	int first = 1;
 	for (size_t oi = 0; oi < NOPS; oi++) {
 		const OpResult *res = &results[oi];
@@ -976,6 +991,7 @@ int main(int argc, char **argv)
 	}
 	if (setup() != 0)
 		return 1;
+	g_tsc_ghz = tsc_ghz();
 
 	/* checks first: an operation whose check fails is not timed */
 	size_t nsel = 0, nok = 0;
