@@ -18,6 +18,28 @@ void ctg_public(const void *p, size_t n)
 	CT_DECLASSIFY(p, n);
 }
 
+int ctg_still_secret(const void *p, size_t n)
+{
+	uint8_t vbits[256];
+	int r;
+
+	if (!RUNNING_ON_VALGRIND)
+		return 1;
+	if (n > sizeof(vbits))
+		return 0;
+	/* vbits: one bit per data bit, 1 = undefined (secret) */
+	r = VALGRIND_GET_VBITS(p, vbits, n);
+	if (r != 1) {
+		printf("# ctg_still_secret: VALGRIND_GET_VBITS returned %d\n", r);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (vbits[i] == 0)
+			return 0;
+	}
+	return 1;
+}
+
 int ctg_expect_bytes(const char *what, const uint8_t *got, const uint8_t *want, size_t n)
 {
 	/* declassify a copy: the caller's buffer keeps its state */
@@ -94,10 +116,19 @@ void ctg_fill(uint8_t *p, size_t n, uint64_t seed)
 
 int ctg_run(const char *title, const ctg_case *cases, size_t n, int argc, char **argv)
 {
-	int native = argc > 1 && strcmp(argv[1], "--native") == 0;
-	int bad = 0;
+	int native = 0, bad = 0, nfilter = 0;
+	size_t ran = 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--native") == 0)
+			native = 1;
+		else if (argv[i][0] == '-') {
+			printf("# usage: %s [--native] [CASE-SUBSTRING]...\n", argv[0]);
+			return 2;
+		} else
+			nfilter++;
+	}
 	if (!RUNNING_ON_VALGRIND && !native) {
 		printf("# %s: not running under Valgrind; a run without it proves nothing.\n"
 		       "# Use tests/ct/run-ctgrind.sh (or pass --native to check results only).\n",
@@ -105,16 +136,30 @@ int ctg_run(const char *title, const ctg_case *cases, size_t n, int argc, char *
 		return 1;
 	}
 	printf("# %s: %zu cases%s\n", title, n, native ? " (native: results only)" : "");
+#if !defined(NDEBUG)
+	printf("# note: built without NDEBUG: crypto/'s bound assertions branch on secret\n"
+	       "# limbs and will be reported; ctgrind is meant for release builds.\n");
+#endif
 	for (size_t i = 0; i < n; i++) {
-		int r;
+		int r, match = nfilter == 0;
 
+		for (int k = 1; k < argc && !match; k++)
+			match = argv[k][0] != '-' && strstr(cases[i].name, argv[k]) != NULL;
+		if (!match)
+			continue;
 		printf("# case %-40s expect: %s\n", cases[i].name, cases[i].expect);
 		r = cases[i].fn();
+		ran++;
 		if (r != 0) {
 			printf("# case %s: RESULT WRONG\n", cases[i].name);
 			bad = 1;
 		}
 	}
-	printf("# %s: %s\n", title, bad ? "SOME RESULTS WRONG" : "all results right");
+	if (ran == 0) {
+		printf("# %s: no case matched\n", title);
+		return 1;
+	}
+	printf("# %s: %zu of %zu cases run%s: %s\n", title, ran, n, nfilter ? " (filtered)" : "",
+	       bad ? "SOME RESULTS WRONG" : "all results right");
 	return bad;
 }

@@ -50,6 +50,13 @@ int ctg_expect_bytes(const char *what, const uint8_t *got, const uint8_t *want, 
 /* the same for an int result */
 int ctg_expect_int(const char *what, int got, int want);
 
+/* 1 if every one of the n bytes at p is still (at least partly) marked
+ * secret, 0 if some byte was declassified, e.g. by the library. Checks that
+ * a secret result (a DH shared secret) is not declassified inside the
+ * library, where ctgrind would then miss a leak of it by a caller. Outside
+ * Valgrind (--native) it returns 1. */
+int ctg_still_secret(const void *p, size_t n);
+
 /* hex (lowercase, no spaces) -> bytes; aborts on malformed input */
 void ctg_unhex(uint8_t *out, size_t n, const char *hex);
 
