@@ -107,7 +107,11 @@ void th__check_alias3(th_op3 f, size_t size, const void *a, const void *b, const
 /* ---- running ---------------------------------------------------------- */
 
 /* th_rng_init(), run the group, and on failure print the seed that reproduces it. */
-#define th_run(tests) th__run(#tests, (tests), sizeof(tests) / sizeof((tests)[0]))
-int th__run(const char *name, const struct CMUnitTest *tests, size_t n);
+#define th_run(tests) th__run(#tests, (tests), sizeof(tests) / sizeof((tests)[0]), NULL, NULL)
+/* The same with group setup and teardown functions (cmocka's CMFixtureFunction). */
+#define th_run_fixture(tests, setup, teardown) \
+	th__run(#tests, (tests), sizeof(tests) / sizeof((tests)[0]), (setup), (teardown))
+int th__run(const char *name, const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup,
+            CMFixtureFunction teardown);
 
 #endif /* SIGIL_TEST_HARNESS_H */
