@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+# bash completion for sigil(1). Each command's options come from its own
+# --help, so this file stays right when options are added; key labels come
+# from the running daemon (`sigil list --json`) and are simply absent when it
+# is unreachable.
+
+_sigil_labels()
+{
+	local sock=$1
+	sigil ${sock:+--socket "$sock"} --json list 2>/dev/null |
+		grep -o '"label": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/'
+}
+
+_sigil()
+{
+	local cur prev cmd sock i w
+	local commands='keygen import list pubkey delete sign verify dh lock unlock status help'
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+
+	# Find the command and a --socket given before the cursor.
+	cmd=
+	sock=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		case $w in
+		-s|--socket) sock=${COMP_WORDS[i+1]}; ((i++)) ;;
+		--socket=*) sock=${w#--socket=} ;;
+		-*) ;;
+		*) if [[ -z $cmd ]]; then cmd=$w; fi ;;
+		esac
+	done
+
+	case $prev in
+	-s|--socket|-o|--output|--pubkey)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	-k|--key)
+		COMPREPLY=($(compgen -W "$(_sigil_labels "$sock")" -- "$cur"))
+		return
+		;;
+	-t|--type)
+		COMPREPLY=($(compgen -W 'ed25519 x25519' -- "$cur"))
+		return
+		;;
+	-f|--format)
+		case $cmd in
+		pubkey) COMPREPLY=($(compgen -W 'openssh allowed-signers minisign signify raw hex' -- "$cur")) ;;
+		*) COMPREPLY=($(compgen -W 'sshsig minisign signify raw hex base64' -- "$cur")) ;;
+		esac
+		return
+		;;
+	-n|--namespace)
+		COMPREPLY=($(compgen -W 'file' -- "$cur"))
+		return
+		;;
+	esac
+
+	if [[ -z $cmd ]]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--socket --json --help --version' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+		fi
+		return
+	fi
+
+	if [[ $cur == -* ]]; then
+		local opts
+		opts=$(sigil "$cmd" --help 2>&1 | grep -oE -- '(^|[ ,[])--?[A-Za-z][A-Za-z0-9-]*' |
+			sed 's/^[ ,[]*//' | sort -u)
+		COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
+		return
+	fi
+
+	case $cmd in
+	pubkey|delete)
+		COMPREPLY=($(compgen -W "$(_sigil_labels "$sock")" -- "$cur"))
+		;;
+	sign|verify|import)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		;;
+	esac
+}
+complete -F _sigil sigil

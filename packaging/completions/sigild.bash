@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: MIT
+# bash completion for sigild(8)
+
+_sigild()
+{
+	local cur prev
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+
+	case $prev in
+	--socket|--config)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--state-dir)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--workers)
+		COMPREPLY=($(compgen -W "$(seq 1 "$(nproc 2>/dev/null || echo 4)")" -- "$cur"))
+		return
+		;;
+	esac
+
+	COMPREPLY=($(compgen -W '--socket --state-dir --config --workers
+		--foreground --allow-unlocked-memory --help --version' -- "$cur"))
+}
+complete -F _sigild sigild

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""check-units - the installed systemd units, sysusers.d and tmpfiles.d files.
+
+- `systemd-analyze verify` passes, with no warning at all, on every unit
+  (system and user), with Documentation= man pages looked up in the install
+  tree; ExecStart= points at the installed sigild, rewritten into the DESTDIR
+  for verify only (verify insists that the binary exists).
+- `systemd-analyze security --offline=yes` rates sigild.service <= 1.5.
+- systemd-sysusers and systemd-tmpfiles apply the files to a scratch root.
+- the installed sigild, started the way sigild.service + sigild.socket start
+  it (ExecStart= command line, socket activation, NOTIFY_SOCKET, watchdog,
+  RUNTIME_DIRECTORY/STATE_DIRECTORY), answers hello on the activated socket,
+  sends READY=1, WATCHDOG=1, and on SIGTERM STOPPING=1 and exits 0.
+"""
+
+import grp
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pkgtest import scratch, Tap, env, run, need_tool, under, install_tree, lib_env  # noqa: E402
+
+MAX_EXPOSURE = 1.5
+
+
+def unit_value(text, key):
+    """All values of key= in a unit file, in order."""
+    return [m.group(1).strip() for m in
+            re.finditer(r'^' + re.escape(key) + r'=(.*)$', text, re.M)]
+
+
+def verify_units(tap, dest, unitdir, user):
+    kind = 'user' if user else 'system'
+    src = under(dest, unitdir)
+    names = ['sigild.service', 'sigild.socket']
+    for n in names:
+        if not tap.ok(os.path.isfile(os.path.join(src, n)),
+                      '%s unit %s installed in %s' % (kind, n, unitdir)):
+            return
+    work = scratch('sigil-units-')
+    sigild = env('SIGIL_SIGILD')
+    for n in names:
+        text = open(os.path.join(src, n)).read()
+        text = re.sub(r'^(ExecStart=)' + re.escape(sigild) + r'\b',
+                      lambda m: m.group(1) + under(dest, sigild), text, flags=re.M)
+        with open(os.path.join(work, n), 'w') as f:
+            f.write(text)
+    xdg = scratch('sigil-xdg-')
+    e = dict(os.environ, MANPATH=under(dest, env('SIGIL_MANDIR')),
+             XDG_RUNTIME_DIR=xdg, SYSTEMD_LOG_COLOR='0')
+    cmd = ['systemd-analyze'] + (['--user'] if user else []) + \
+        ['verify'] + [os.path.join(work, n) for n in names]
+    r = run(cmd, env=e)
+    out = (r.stdout + r.stderr).strip()
+    tap.ok(r.returncode == 0 and out == '',
+           'systemd-analyze %sverify: %s units clean' % ('--user ' if user else '', kind),
+           '$ %s\nexit %d\n%s' % (' '.join(cmd), r.returncode, out))
+
+
+def security(tap, dest):
+    unit = os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.service')
+    r = run(['systemd-analyze', 'security', '--offline=yes', '--no-pager', unit],
+            env=dict(os.environ, SYSTEMD_COLORS='0'))
+    m = re.search(r'Overall exposure level for sigild\.service: ([0-9.]+) (\S+)', r.stdout)
+    if not tap.ok(m is not None, 'systemd-analyze security --offline=yes rates sigild.service',
+                  r.stdout + r.stderr):
+        return
+    level = float(m.group(1))
+    tap.diag('exposure %.1f %s' % (level, m.group(2)))
+    for line in r.stdout.splitlines():
+        if line.startswith('\u2717'):
+            tap.diag('  ' + re.sub(r'\s{2,}', '  ', line))
+    tap.ok(level <= MAX_EXPOSURE, 'exposure %.1f <= %.1f' % (level, MAX_EXPOSURE))
+
+
+def sysusers_tmpfiles(tap, dest):
+    root = scratch('sigil-root-')
+    os.makedirs(os.path.join(root, 'etc'))
+    su = os.path.join(under(dest, env('SIGIL_SYSUSERSDIR')), 'sigil.conf')
+    tf = os.path.join(under(dest, env('SIGIL_TMPFILESDIR')), 'sigil.conf')
+    tap.ok(os.path.isfile(su) and os.path.isfile(tf), 'sysusers.d and tmpfiles.d files installed')
+    r = run(['systemd-sysusers', '--root=' + root, su])
+    tap.ok(r.returncode == 0, 'systemd-sysusers applies sigil.conf', r.stdout + r.stderr)
+    pw = open(os.path.join(root, 'etc/passwd')).read() if os.path.exists(
+        os.path.join(root, 'etc/passwd')) else ''
+    m = re.search(r'^sigil:x:(\d+):(\d+):[^:]*:/var/lib/sigil:(\S+)$', pw, re.M)
+    if not tap.ok(m is not None, 'user sigil with home /var/lib/sigil', pw):
+        return
+    uid, gid = int(m.group(1)), int(m.group(2))
+    tap.ok(uid < 1000 and m.group(3).endswith('nologin'),
+           'sigil is a system user without a login shell', m.group(0))
+    gr = open(os.path.join(root, 'etc/group')).read()
+    tap.ok(re.search(r'^sigil:x:%d:' % gid, gr, re.M) is not None, 'group sigil exists', gr)
+    r = run(['systemd-tmpfiles', '--root=' + root, '--create', tf])
+    tap.ok(r.returncode == 0 and r.stderr == '', 'systemd-tmpfiles --create applies sigil.conf',
+           r.stdout + r.stderr)
+    for path, mode in (('/var/lib/sigil', 0o700), ('/run/sigil', 0o750)):
+        p = under(root, path)
+        try:
+            st = os.stat(p)
+        except OSError as ex:
+            tap.ok(False, '%s created' % path, str(ex))
+            continue
+        tap.ok((st.st_mode & 0o7777, st.st_uid, st.st_gid) == (mode, uid, gid),
+               '%s is %04o sigil:sigil' % (path, mode),
+               'got %04o %d:%d' % (st.st_mode & 0o7777, st.st_uid, st.st_gid))
+
+
+def recv_notify(sock, want, timeout):
+    """Collect notify datagrams until one has a line starting with want."""
+    got = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        sock.settimeout(max(0.01, end - time.monotonic()))
+        try:
+            data = sock.recv(4096).decode(errors='replace')
+        except socket.timeout:
+            break
+        got.append(data)
+        if any(line.startswith(want) for line in data.split('\n')):
+            return True, got
+    return False, got
+
+
+def hello(path):
+    """One msgpack-rpc hello over the socket; returns the response."""
+    import msgpack
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    s.sendall(msgpack.packb([0, 1, 'hello', [{}]]))
+    u = msgpack.Unpacker(raw=False)
+    while True:
+        data = s.recv(65536)
+        if not data:
+            raise EOFError('connection closed before the answer')
+        u.feed(data)
+        for obj in u:
+            s.close()
+            return obj
+
+
+def activation(tap, dest):
+    """Start sigild the way the system units do, without systemd as PID 1."""
+    unit = open(os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.service')).read()
+    sockunit = open(os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.socket')).read()
+    execstart = unit_value(unit, 'ExecStart')
+    if not tap.ok(len(execstart) == 1, 'one ExecStart= in sigild.service', execstart):
+        return
+    argv = shlex.split(execstart[0])
+    sigild = env('SIGIL_SIGILD')
+    tap.ok(argv[0] == sigild, 'ExecStart= runs the installed sigild %s' % sigild, argv[0])
+    # The socket the unit listens on must be the daemon's default under
+    # systemd: $RUNTIME_DIRECTORY/sigild.sock with RuntimeDirectory=sigil.
+    listen = unit_value(sockunit, 'ListenStream')
+    rtdir = unit_value(unit, 'RuntimeDirectory')
+    tap.ok(listen == ['/run/sigil/sigild.sock'] and rtdir == ['sigil'],
+           'ListenStream= is $RUNTIME_DIRECTORY/sigild.sock', (listen, rtdir))
+    # Paths of the command line that live in the install tree move into it.
+    argv = [under(dest, a) if a.startswith('/') and os.path.exists(under(dest, a)) else a
+            for a in argv]
+    top = scratch('sigil-act-')
+    if '--config' in argv:
+        i = argv.index('--config') + 1
+        tap.ok(os.path.isfile(argv[i]), 'the --config file of ExecStart= is installed', argv[i])
+        # The shipped config names group "sigil", which systemd-sysusers
+        # creates on a real install. On a machine without it, run the same
+        # file with the group replaced by ours (the line is still parsed).
+        try:
+            grp.getgrnam('sigil')
+        except KeyError:
+            text = open(argv[i]).read()
+            conf = os.path.join(top, 'sigil.conf')
+            with open(conf, 'w') as f:
+                f.write(re.sub(r'^(allow_gids\s*=\s*)sigil\b', r'\g<1>%d' % os.getgid(), text, flags=re.M))
+            tap.diag('no group "sigil" here: allow_gids = sigil becomes %d in a copy' % os.getgid())
+            argv[i] = conf
+
+    rundir = os.path.join(top, 'run')
+    statedir = os.path.join(top, 'state')
+    os.mkdir(rundir, 0o750)
+    os.mkdir(statedir, 0o700)
+    sockpath = os.path.join(rundir, 'sigild.sock')
+    lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lsock.bind(sockpath)
+    os.chmod(sockpath, 0o660)
+    lsock.listen(16)
+    npath = os.path.join(top, 'notify')
+    nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    nsock.bind(npath)
+    e = lib_env(dest, {
+        'RUNTIME_DIRECTORY': rundir,
+        'STATE_DIRECTORY': statedir,
+        'NOTIFY_SOCKET': npath,
+        'LISTEN_FDS': '1',
+        'LISTEN_FDNAMES': 'sigild.socket',
+        'WATCHDOG_USEC': '1000000',
+    })
+    e.pop('LISTEN_PID', None)
+    e.pop('WATCHDOG_PID', None)
+    # LISTEN_PID and WATCHDOG_PID must be sigild's pid: sh's $$ survives exec.
+    script = 'LISTEN_PID=$$ WATCHDOG_PID=$$ exec "$@"'
+    cmd = ['/bin/sh', '-c', script, 'sh'] + argv
+    if os.geteuid() != 0:
+        cmd.append('--allow-unlocked-memory')
+    tap.diag('$ ' + ' '.join(shlex.quote(a) for a in argv))
+    fd = lsock.fileno()
+
+    def child():
+        os.dup2(fd, 3)
+        os.set_inheritable(3, True)
+
+    errlog = open(os.path.join(top, 'stderr'), 'w+')
+    p = subprocess.Popen(cmd, env=e, preexec_fn=child, pass_fds=(), stdout=errlog,
+                         stderr=errlog, close_fds=True)
+    lsock.close()
+    try:
+        ok, got = recv_notify(nsock, 'READY=1', 20)
+        tap.ok(ok, 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
+        try:
+            resp = hello(sockpath)
+            good = (isinstance(resp, list) and len(resp) == 4 and resp[0] == 1
+                    and resp[1] == 1 and resp[2] is None and isinstance(resp[3], dict))
+            tap.ok(good, 'hello answered on the socket passed by socket activation', repr(resp))
+        except Exception as ex:  # noqa: BLE001 - any failure is the test's answer
+            tap.ok(False, 'hello answered on the socket passed by socket activation', repr(ex))
+        ok, got2 = recv_notify(nsock, 'WATCHDOG=1', 5)
+        tap.ok(ok, 'sigild sends WATCHDOG=1 with WATCHDOG_USEC=1000000', repr(got2))
+        tap.ok(any('STATUS=' in g for g in got + got2), 'sigild sends STATUS=', repr(got + got2))
+        p.send_signal(signal.SIGTERM)
+        ok, got = recv_notify(nsock, 'STOPPING=1', 20)
+        tap.ok(ok, 'SIGTERM: sigild sends STOPPING=1', repr(got))
+        try:
+            rc = p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        tap.ok(rc == 0, 'SIGTERM: sigild exits 0', 'exit status %d' % rc)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        errlog.seek(0)
+        tap.diag('sigild stderr:\n' + errlog.read()[-3000:])
+
+
+def main():
+    tap = Tap()
+    need_tool(tap, 'systemd-analyze')
+    need_tool(tap, 'systemd-sysusers')
+    need_tool(tap, 'systemd-tmpfiles')
+    need_tool(tap, 'man')
+    dest = install_tree(tap)
+    verify_units(tap, dest, env('SIGIL_UNITDIR'), user=False)
+    verify_units(tap, dest, env('SIGIL_USERUNITDIR'), user=True)
+    security(tap, dest)
+    sysusers_tmpfiles(tap, dest)
+    activation(tap, dest)
+    tap.done()
+
+
+if __name__ == '__main__':
+    main()
