@@ -1,0 +1,946 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.c - libsigil: blocking and pipelined calls to sigild
+ *
+ * One engine (client_run) does all the I/O: it encodes requests into an
+ * output buffer, keeps up to `window` of them in flight, writes and reads
+ * with poll() on a non-blocking socket so that neither side can block the
+ * other, cuts the answers into frames with ProtoReader and hands each
+ * decoded response to the caller's callback by its msgid. Single calls are
+ * runs of one request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "proto-client.h"
+#include "sigil/client.h"
+
+#define SIGIL_PUBLIC __attribute__((visibility("default")))
+
+_Static_assert((int)SIGIL_EBAD_REQUEST == (int)PROTO_E_BAD_REQUEST &&
+               (int)SIGIL_EINTERNAL == (int)PROTO_E_INTERNAL &&
+               (int)SIGIL_ENOT_FOUND == (int)PROTO_E_NOT_FOUND &&
+               (int)SIGIL_ETOO_LARGE == (int)PROTO_E_TOO_LARGE,
+               "sigil_error must mirror ProtoError");
+_Static_assert(SIGIL_CLIENT_LABEL_MAX == PROTO_LABEL_MAX, "label limits differ");
+
+#define CLIENT_READ_CHUNK (64 * 1024)
+#define CLIENT_OUT_HIGH (1024 * 1024) /* stop encoding while this much is unsent */
+#define CLIENT_DEFAULT_WINDOW 64
+
+struct sigil_client {
+	int fd;
+	int timeout_ms;
+	uint32_t next_msgid;
+	bool broken;
+	ProtoReader *reader;
+	ProtoBuf out;
+	size_t out_off;
+	char errmsg[PROTO_MESSAGE_MAX + 64];
+};
+
+static void wipe(void *p, size_t n)
+{
+	volatile uint8_t *v = p;
+
+	while (n--)
+		*v++ = 0;
+}
+
+static sigil_error set_err(sigil_client *c, sigil_error e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	va_end(ap);
+	if (e == SIGIL_ECONNECT || e == SIGIL_ETIMEOUT || e == SIGIL_EIO || e == SIGIL_EPROTO)
+		c->broken = true;
+	return e;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+SIGIL_PUBLIC const char *sigil_client_strerror(sigil_error e)
+{
+	switch (e) {
+	case SIGIL_EOK:
+		return "ok";
+	case SIGIL_ECONNECT:
+		return "connect_failed";
+	case SIGIL_ETIMEOUT:
+		return "timeout";
+	case SIGIL_EIO:
+		return "connection_lost";
+	case SIGIL_EPROTO:
+		return "protocol_error";
+	case SIGIL_ENOMEM:
+		return "out_of_memory";
+	case SIGIL_EINVAL:
+		return "invalid_argument";
+	default:
+		break;
+	}
+	if ((int)e > 0 && (int)e < _PROTO_E_N)
+		return proto_error_name((ProtoError)e);
+	return "unknown_error";
+}
+
+SIGIL_PUBLIC int sigil_client_socket_path(char *out, size_t out_len)
+{
+	const char *s = getenv("SIGIL_SOCK"), *xdg;
+	int n;
+
+	if (s && *s)
+		n = snprintf(out, out_len, "%s", s);
+	else if ((xdg = getenv("XDG_RUNTIME_DIR")) && *xdg)
+		n = snprintf(out, out_len, "%s/%s/%s", xdg, PROTO_SOCKET_DIR, PROTO_SOCKET_NAME);
+	else if (geteuid() == 0)
+		n = snprintf(out, out_len, "%s", PROTO_SOCKET_ROOT);
+	else
+		return -1;
+	return (n < 0 || (size_t)n >= out_len) ? -1 : 0;
+}
+
+SIGIL_PUBLIC void sigil_client_set_timeout(sigil_client *c, int timeout_ms)
+{
+	c->timeout_ms = timeout_ms > 0 ? timeout_ms : SIGIL_CLIENT_DEFAULT_TIMEOUT_MS;
+}
+
+SIGIL_PUBLIC const char *sigil_client_errmsg(const sigil_client *c)
+{
+	return c ? c->errmsg : "out of memory";
+}
+
+SIGIL_PUBLIC void sigil_client_free(sigil_client *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	proto_reader_free(c->reader);
+	proto_buf_deinit(&c->out);
+	free(c);
+}
+
+static sigil_error connect_fd(sigil_client *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int64_t deadline = now_ms() + c->timeout_ms;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return set_err(c, SIGIL_ECONNECT, "socket path too long: %s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->fd < 0)
+		return set_err(c, SIGIL_ECONNECT, "socket: %s", strerror(errno));
+	for (;;) {
+		if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return SIGIL_EOK;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN && now_ms() < deadline) {
+			/* listen backlog full: retry until the deadline */
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (errno == EINPROGRESS) {
+			struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+			int err = 0;
+			socklen_t len = sizeof(err);
+			int64_t left = deadline - now_ms();
+			int r = poll(&p, 1, left > 0 ? (int)left : 0);
+
+			if (r == 0)
+				return set_err(c, SIGIL_ETIMEOUT, "connect to %s: timed out", path);
+			if (r < 0 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+				return set_err(c, SIGIL_ECONNECT, "connect to %s: %s", path, strerror(errno));
+			if (err)
+				return set_err(c, SIGIL_ECONNECT, "connect to %s: %s", path, strerror(err));
+			return SIGIL_EOK;
+		}
+		return set_err(c, SIGIL_ECONNECT, "connect to %s: %s", path, strerror(errno));
+	}
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_connect(sigil_client **clientp, const char *path,
+                                              int timeout_ms)
+{
+	char def[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
+	sigil_client *c;
+	sigil_error e;
+
+	*clientp = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return SIGIL_ENOMEM;
+	c->fd = -1;
+	c->next_msgid = 1;
+	proto_buf_init(&c->out);
+	sigil_client_set_timeout(c, timeout_ms);
+	*clientp = c;
+	if (proto_reader_new(&c->reader, PROTO_DEFAULT_MAX_FRAME) < 0) {
+		sigil_client_free(c);
+		*clientp = NULL;
+		return SIGIL_ENOMEM;
+	}
+	if (!path) {
+		if (sigil_client_socket_path(def, sizeof(def)) < 0)
+			return set_err(c, SIGIL_ECONNECT,
+			               "no socket path: set SIGIL_SOCK or XDG_RUNTIME_DIR");
+		path = def;
+	}
+	e = connect_fd(c, path);
+	if (e)
+		return e;
+	c->errmsg[0] = '\0';
+	return SIGIL_EOK;
+}
+
+/* ---- the engine ---- */
+
+typedef struct Run {
+	/* fills *req for request i (msgid is set by the engine) */
+	sigil_error (*build)(void *ud, size_t i, ProtoRequest *req);
+	/* takes the decoded answer of request i; its error is in resp->error */
+	void (*done)(void *ud, size_t i, const ProtoResponse *resp);
+	void *ud;
+	ProtoMethod method; /* the same method for every request of a run */
+} Run;
+
+/* Sends pending output without blocking. 0, or a transport error. */
+static sigil_error flush_some(sigil_client *c)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return SIGIL_EOK;
+			return set_err(c, SIGIL_EIO, "send: %s", strerror(errno));
+		}
+		c->out_off += (size_t)w;
+	}
+	/* all sent: reuse the buffer (wiped, requests may hold seeds) */
+	if (c->out.len) {
+		wipe(c->out.data, c->out.len);
+		c->out.len = 0;
+		c->out_off = 0;
+	}
+	return SIGIL_EOK;
+}
+
+static sigil_error handle_frame(sigil_client *c, const Run *run, const uint8_t *frame,
+                                size_t len, uint32_t base, size_t sent, bool *answered,
+                                size_t *ndone)
+{
+	char why[PROTO_MESSAGE_MAX];
+	ProtoResponse resp;
+	uint64_t msgid;
+	bool has_msgid;
+	size_t i;
+	int r;
+
+	if (proto_response_msgid(frame, len, &has_msgid, &msgid) != 0)
+		return set_err(c, SIGIL_EPROTO, "malformed response from the daemon");
+	if (!has_msgid) {
+		/* the daemon could not read one of our frames and closes */
+		r = proto_response_decode(&resp, run->method, frame, len, why);
+		if (r == 0 && resp.error)
+			set_err(c, SIGIL_EPROTO, "daemon refused the stream: %s: %s",
+			        proto_error_name(resp.error), resp.message);
+		else
+			set_err(c, SIGIL_EPROTO, "daemon sent an error without msgid");
+		proto_response_deinit(&resp);
+		return SIGIL_EPROTO;
+	}
+	if (msgid < base || msgid - base >= sent || answered[msgid - base])
+		return set_err(c, SIGIL_EPROTO, "response with unexpected msgid %llu",
+		               (unsigned long long)msgid);
+	i = (size_t)(msgid - base);
+	r = proto_response_decode(&resp, run->method, frame, len, why);
+	if (r == -ENOMEM) {
+		proto_response_deinit(&resp);
+		return set_err(c, SIGIL_ENOMEM, "out of memory");
+	}
+	if (r != 0) {
+		proto_response_deinit(&resp);
+		return set_err(c, SIGIL_EPROTO, "%s", why);
+	}
+	answered[i] = true;
+	(*ndone)++;
+	run->done(run->ud, i, &resp);
+	if (resp.error)
+		set_err(c, (sigil_error)resp.error, "%s: %s", proto_error_name(resp.error),
+		        resp.message);
+	proto_response_deinit(&resp);
+	return SIGIL_EOK;
+}
+
+/* Runs n requests with at most window in flight. Returns SIGIL_EOK when all
+ * are answered, else the transport error (requests not answered are left
+ * to the caller to mark). */
+static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t window)
+{
+	uint8_t buf[CLIENT_READ_CHUNK];
+	size_t sent = 0, ndone = 0;
+	bool *answered;
+	uint32_t base;
+	int64_t deadline;
+	sigil_error e = SIGIL_EOK;
+
+	if (c->broken)
+		return set_err(c, SIGIL_EIO, "connection unusable after an earlier error");
+	if (n == 0)
+		return SIGIL_EOK;
+	if (window == 0)
+		window = CLIENT_DEFAULT_WINDOW;
+	if (n > UINT32_MAX / 2)
+		return set_err(c, SIGIL_EINVAL, "too many requests");
+	if ((uint64_t)c->next_msgid + n > UINT32_MAX)
+		c->next_msgid = 1;
+	base = c->next_msgid;
+	c->next_msgid += (uint32_t)n;
+	answered = calloc(n, sizeof(bool));
+	if (!answered)
+		return set_err(c, SIGIL_ENOMEM, "out of memory");
+	c->errmsg[0] = '\0';
+	deadline = now_ms() + c->timeout_ms;
+
+	while (ndone < n) {
+		struct pollfd p = { .fd = c->fd, .events = 0 };
+		int64_t left;
+		int r;
+
+		/* encode while the window and the output buffer allow */
+		while (sent < n && sent - ndone < window && c->out.len - c->out_off < CLIENT_OUT_HIGH) {
+			ProtoRequest req = PROTO_REQUEST_NULL(req);
+
+			req.method = run->method;
+			e = run->build(run->ud, sent, &req);
+			if (e) {
+				/* a local argument error: answer it locally */
+				ProtoResponse resp = { .method = run->method, .error = PROTO_E_BAD_REQUEST };
+
+				snprintf(resp.message, sizeof(resp.message), "%.*s",
+				         (int)sizeof(resp.message) - 1, c->errmsg);
+				answered[sent] = true;
+				ndone++;
+				sent++;
+				run->done(run->ud, sent - 1, &resp);
+				e = SIGIL_EOK;
+				continue;
+			}
+			req.msgid = base + sent;
+			r = proto_request_encode(&c->out, &req);
+			if (r < 0) {
+				e = set_err(c, r == -ENOMEM ? SIGIL_ENOMEM : SIGIL_EINVAL,
+				            "cannot encode the request");
+				goto out;
+			}
+			sent++;
+		}
+		if (ndone == n)
+			break;
+		e = flush_some(c);
+		if (e)
+			goto out;
+		p.events = POLLIN;
+		if (c->out_off < c->out.len)
+			p.events |= POLLOUT;
+		left = deadline - now_ms();
+		if (left <= 0) {
+			e = set_err(c, SIGIL_ETIMEOUT, "no answer from the daemon within %d ms",
+			            c->timeout_ms);
+			goto out;
+		}
+		r = poll(&p, 1, (int)left);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			e = set_err(c, SIGIL_EIO, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			continue; /* the deadline check above reports it */
+		if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t got = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+			const uint8_t *frame;
+			size_t flen;
+
+			if (got < 0) {
+				if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+					continue;
+				e = set_err(c, SIGIL_EIO, "recv: %s", strerror(errno));
+				goto out;
+			}
+			if (got == 0) {
+				e = set_err(c, SIGIL_EIO, "the daemon closed the connection");
+				goto out;
+			}
+			r = proto_reader_feed(c->reader, buf, (size_t)got);
+			while (r == 0 && (r = proto_reader_next(c->reader, &frame, &flen)) == PROTO_READER_FRAME) {
+				e = handle_frame(c, run, frame, flen, base, sent, answered, &ndone);
+				if (e)
+					goto out;
+				r = 0;
+			}
+			if (r == -ENOMEM) {
+				e = set_err(c, SIGIL_ENOMEM, "out of memory");
+				goto out;
+			}
+			if (r != PROTO_READER_NONE) {
+				e = set_err(c, SIGIL_EPROTO, "the daemon sent bytes that are not msgpack-rpc");
+				goto out;
+			}
+			/* progress: the timeout bounds each wait, not the whole run */
+			deadline = now_ms() + c->timeout_ms;
+		}
+	}
+out:
+	free(answered);
+	return e;
+}
+
+/* ---- single calls ---- */
+
+typedef struct One {
+	sigil_client *c;
+	const ProtoRequest *req;
+	sigil_error error;
+	void (*take)(void *out, const ProtoResponse *resp);
+	void *out;
+} One;
+
+static sigil_error one_build(void *ud, size_t i, ProtoRequest *req)
+{
+	One *o = ud;
+	ProtoMethod m = req->method;
+
+	*req = *o->req;
+	req->method = m;
+	return SIGIL_EOK;
+}
+
+static void one_done(void *ud, size_t i, const ProtoResponse *resp)
+{
+	One *o = ud;
+
+	o->error = (sigil_error)resp->error;
+	if (!resp->error && o->take)
+		o->take(o->out, resp);
+}
+
+static sigil_error call(sigil_client *c, const ProtoRequest *req,
+                        void (*take)(void *out, const ProtoResponse *resp), void *out)
+{
+	One o = { c, req, SIGIL_EOK, take, out };
+	Run run = { one_build, one_done, &o, req->method };
+	sigil_error e;
+
+	e = client_run(c, &run, 1, 1);
+	if (e)
+		return e;
+	if (o.error == SIGIL_EOK)
+		c->errmsg[0] = '\0';
+	return o.error;
+}
+
+static sigil_error check_label(sigil_client *c, const char *label)
+{
+	if (!label || !proto_label_valid(label, strlen(label)))
+		return set_err(c, SIGIL_EINVAL, "bad label \"%s\": use 1 to 64 of [A-Za-z0-9._@+-]",
+		               label ? label : "(null)");
+	return SIGIL_EOK;
+}
+
+static void key_from_proto(sigil_key_info *k, const ProtoKeyInfo *p)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->label, p->label, sizeof(k->label));
+	k->type = p->type == PROTO_KEY_X25519 ? SIGIL_KEY_X25519 : SIGIL_KEY_ED25519;
+	memcpy(k->public_key, p->public_key, 32);
+	memcpy(k->fingerprint, p->fingerprint, sizeof(k->fingerprint));
+	k->exportable = p->exportable;
+	k->created = p->created;
+}
+
+static void take_hello(void *out, const ProtoResponse *r)
+{
+	sigil_hello *h = out;
+
+	h->protocol = r->u.hello.protocol;
+	snprintf(h->server, sizeof(h->server), "%s", r->u.hello.server ? r->u.hello.server : "");
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_hello(sigil_client *c, sigil_hello *out)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_HELLO };
+
+	if (!out)
+		return set_err(c, SIGIL_EINVAL, "NULL output");
+	return call(c, &req, take_hello, out);
+}
+
+static void take_status(void *out, const ProtoResponse *r)
+{
+	sigil_status *s = out;
+
+	s->keys = r->u.status.keys;
+	s->locked = r->u.status.locked;
+	s->connections = r->u.status.connections;
+	s->inflight = r->u.status.inflight;
+	s->uptime_s = r->u.status.uptime_s;
+	s->requests = r->u.status.requests;
+	s->workers = r->u.status.workers;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_status(sigil_client *c, sigil_status *out)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_STATUS };
+
+	if (!out)
+		return set_err(c, SIGIL_EINVAL, "NULL output");
+	return call(c, &req, take_status, out);
+}
+
+static void take_key(void *out, const ProtoResponse *r)
+{
+	if (out)
+		key_from_proto(out, &r->u.key);
+}
+
+static int key_type_ok(sigil_key_type t)
+{
+	return t == SIGIL_KEY_ED25519 || t == SIGIL_KEY_X25519;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_generate(sigil_client *c, sigil_key_info *out,
+                                                   sigil_key_type type, const char *label,
+                                                   int exportable)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_GENERATE };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!key_type_ok(type))
+		return set_err(c, SIGIL_EINVAL, "bad key type");
+	req.u.key_generate.type = (ProtoKeyType)type;
+	memcpy(req.u.key_generate.label, label, strlen(label) + 1);
+	req.u.key_generate.exportable = exportable != 0;
+	return call(c, &req, take_key, out);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_import(sigil_client *c, sigil_key_info *out,
+                                                 sigil_key_type type, const char *label,
+                                                 const uint8_t seed[32], int exportable)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_IMPORT };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!key_type_ok(type) || !seed)
+		return set_err(c, SIGIL_EINVAL, "bad key type or NULL seed");
+	req.u.key_import.type = (ProtoKeyType)type;
+	memcpy(req.u.key_import.label, label, strlen(label) + 1);
+	req.u.key_import.seed = seed;
+	req.u.key_import.exportable = exportable != 0;
+	return call(c, &req, take_key, out);
+}
+
+typedef struct KeyList {
+	sigil_key_info *keys;
+	size_t n;
+	bool nomem;
+} KeyList;
+
+static void take_key_list(void *out, const ProtoResponse *r)
+{
+	KeyList *l = out;
+
+	if (r->u.key_list.n_keys == 0)
+		return;
+	l->keys = calloc(r->u.key_list.n_keys, sizeof(sigil_key_info));
+	if (!l->keys) {
+		l->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < r->u.key_list.n_keys; i++)
+		key_from_proto(&l->keys[i], &r->u.key_list.keys[i]);
+	l->n = r->u.key_list.n_keys;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_list(sigil_client *c, sigil_key_info **keysp, size_t *np)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_LIST };
+	KeyList l = { NULL, 0, false };
+	sigil_error e;
+
+	*keysp = NULL;
+	*np = 0;
+	e = call(c, &req, take_key_list, &l);
+	if (e == SIGIL_EOK && l.nomem)
+		return set_err(c, SIGIL_ENOMEM, "out of memory");
+	if (e) {
+		free(l.keys);
+		return e;
+	}
+	*keysp = l.keys;
+	*np = l.n;
+	return SIGIL_EOK;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_public(sigil_client *c, sigil_key_info *out,
+                                                 const char *label)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_PUBLIC };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	memcpy(req.u.key_public.label, label, strlen(label) + 1);
+	return call(c, &req, take_key, out);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_delete(sigil_client *c, const char *label)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_DELETE };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	memcpy(req.u.key_delete.label, label, strlen(label) + 1);
+	return call(c, &req, NULL, NULL);
+}
+
+/* Fills the sign part of a request; argument errors are SIGIL_EINVAL. */
+static sigil_error fill_sign(sigil_client *c, ProtoRequest *req, const char *label,
+                             sigil_sign_mode mode, const uint8_t *msg, size_t msg_len,
+                             const uint8_t *ctx, size_t ctx_len)
+{
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if ((msg_len && !msg) || (ctx_len && !ctx) || ctx_len > PROTO_CONTEXT_MAX)
+		return set_err(c, SIGIL_EINVAL, "bad message or context");
+	req->method = PROTO_METHOD_SIGN;
+	memcpy(req->u.sign.label, label, strlen(label) + 1);
+	req->u.sign.message = (ProtoBytes){ msg, msg_len };
+	req->u.sign.context = (ProtoBytes){ ctx, ctx_len };
+	switch (mode) {
+	case SIGIL_SIGN_PURE:
+		if (ctx_len)
+			return set_err(c, SIGIL_EINVAL, "pure Ed25519 takes no context");
+		req->u.sign.mode = PROTO_MODE_PURE;
+		break;
+	case SIGIL_SIGN_CTX:
+		if (!ctx_len)
+			return set_err(c, SIGIL_EINVAL, "Ed25519ctx needs a context of 1 to 255 bytes");
+		req->u.sign.mode = PROTO_MODE_CTX;
+		break;
+	case SIGIL_SIGN_PH:
+		req->u.sign.mode = PROTO_MODE_PH;
+		break;
+	case SIGIL_SIGN_PREHASHED:
+		if (msg_len != PROTO_DIGEST_LEN)
+			return set_err(c, SIGIL_EINVAL, "a prehashed message is a 64-byte SHA-512 digest");
+		req->u.sign.mode = PROTO_MODE_PH;
+		req->u.sign.prehashed = true;
+		break;
+	default:
+		return set_err(c, SIGIL_EINVAL, "bad sign mode");
+	}
+	return SIGIL_EOK;
+}
+
+static sigil_error fill_verify(sigil_client *c, ProtoRequest *req, const uint8_t *pk,
+                               const uint8_t *sig, sigil_sign_mode mode, const uint8_t *msg,
+                               size_t msg_len, const uint8_t *ctx, size_t ctx_len,
+                               sigil_verify_policy policy)
+{
+	ProtoRequest s = { .method = PROTO_METHOD_SIGN };
+	sigil_error e;
+
+	if (!pk || !sig)
+		return set_err(c, SIGIL_EINVAL, "NULL public key or signature");
+	if (policy != SIGIL_POLICY_STRICT && policy != SIGIL_POLICY_ZIP215)
+		return set_err(c, SIGIL_EINVAL, "bad policy");
+	/* the same argument rules as sign (label aside) */
+	e = fill_sign(c, &s, "x", mode, msg, msg_len, ctx, ctx_len);
+	if (e)
+		return e;
+	req->method = PROTO_METHOD_VERIFY;
+	req->u.verify.public_key = pk;
+	req->u.verify.signature = sig;
+	req->u.verify.message = s.u.sign.message;
+	req->u.verify.context = s.u.sign.context;
+	req->u.verify.mode = s.u.sign.mode;
+	req->u.verify.prehashed = s.u.sign.prehashed;
+	req->u.verify.policy = policy == SIGIL_POLICY_ZIP215 ? PROTO_POLICY_ZIP215 : PROTO_POLICY_STRICT;
+	return SIGIL_EOK;
+}
+
+static void take_sig(void *out, const ProtoResponse *r)
+{
+	memcpy(out, r->u.sign.signature, 64);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_sign(sigil_client *c, uint8_t sig[64], const char *label,
+                                           sigil_sign_mode mode, const uint8_t *msg,
+                                           size_t msg_len, const uint8_t *ctx, size_t ctx_len)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_SIGN };
+	sigil_error e = fill_sign(c, &req, label, mode, msg, msg_len, ctx, ctx_len);
+
+	if (e)
+		return e;
+	if (!sig)
+		return set_err(c, SIGIL_EINVAL, "NULL output");
+	return call(c, &req, take_sig, sig);
+}
+
+static void take_valid(void *out, const ProtoResponse *r)
+{
+	*(int *)out = r->u.verify.valid ? 1 : 0;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_verify(sigil_client *c, int *validp, const uint8_t pk[32],
+                                             const uint8_t sig[64], sigil_sign_mode mode,
+                                             const uint8_t *msg, size_t msg_len,
+                                             const uint8_t *ctx, size_t ctx_len,
+                                             sigil_verify_policy policy)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_VERIFY };
+	sigil_error e = fill_verify(c, &req, pk, sig, mode, msg, msg_len, ctx, ctx_len, policy);
+
+	if (e)
+		return e;
+	if (!validp)
+		return set_err(c, SIGIL_EINVAL, "NULL output");
+	*validp = 0;
+	return call(c, &req, take_valid, validp);
+}
+
+typedef struct Batch {
+	int *valid;
+	size_t n;
+	bool short_answer;
+} Batch;
+
+static void take_batch(void *out, const ProtoResponse *r)
+{
+	Batch *b = out;
+
+	if (r->u.verify_batch.n != b->n) {
+		b->short_answer = true;
+		return;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		b->valid[i] = r->u.verify_batch.valid[i] ? 1 : 0;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_verify_batch(sigil_client *c, int *valid,
+                                                   const sigil_verify_item *items, size_t n,
+                                                   sigil_verify_policy policy)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_VERIFY_BATCH };
+	ProtoVerifyItem *pi;
+	Batch b = { valid, n, false };
+	sigil_error e;
+
+	if ((n && (!items || !valid)) || (policy != SIGIL_POLICY_STRICT && policy != SIGIL_POLICY_ZIP215))
+		return set_err(c, SIGIL_EINVAL, "bad verify_batch arguments");
+	pi = calloc(n ? n : 1, sizeof(*pi));
+	if (!pi)
+		return set_err(c, SIGIL_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].public_key || !items[i].signature ||
+		    (items[i].message_len && !items[i].message)) {
+			free(pi);
+			return set_err(c, SIGIL_EINVAL, "item %zu: NULL field", i);
+		}
+		pi[i].public_key = items[i].public_key;
+		pi[i].signature = items[i].signature;
+		pi[i].message = (ProtoBytes){ items[i].message, items[i].message_len };
+		valid[i] = 0;
+	}
+	req.u.verify_batch.items = pi;
+	req.u.verify_batch.n_items = n;
+	req.u.verify_batch.policy = policy == SIGIL_POLICY_ZIP215 ? PROTO_POLICY_ZIP215 : PROTO_POLICY_STRICT;
+	e = call(c, &req, take_batch, &b);
+	free(pi);
+	if (e == SIGIL_EOK && b.short_answer)
+		return set_err(c, SIGIL_EPROTO, "verify_batch answered a different number of items");
+	return e;
+}
+
+static void take_dh(void *out, const ProtoResponse *r)
+{
+	memcpy(out, r->u.dh.shared_secret, 32);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_dh(sigil_client *c, uint8_t shared[32], const char *label,
+                                         const uint8_t peer[32])
+{
+	ProtoRequest req = { .method = PROTO_METHOD_DH };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!shared || !peer)
+		return set_err(c, SIGIL_EINVAL, "NULL argument");
+	memcpy(req.u.dh.label, label, strlen(label) + 1);
+	req.u.dh.peer = peer;
+	return call(c, &req, take_dh, shared);
+}
+
+static sigil_error lock_unlock(sigil_client *c, ProtoMethod m, const char *passphrase)
+{
+	ProtoRequest req = { .method = m };
+	ProtoBytes pp = { (const uint8_t *)passphrase, passphrase ? strlen(passphrase) : 0 };
+
+	if (pp.len > PROTO_PASSPHRASE_MAX)
+		return set_err(c, SIGIL_EINVAL, "passphrase longer than %d bytes", PROTO_PASSPHRASE_MAX);
+	if (m == PROTO_METHOD_LOCK) {
+		req.u.lock.has_passphrase = passphrase != NULL;
+		req.u.lock.passphrase = pp;
+	} else {
+		req.u.unlock.has_passphrase = passphrase != NULL;
+		req.u.unlock.passphrase = pp;
+	}
+	return call(c, &req, NULL, NULL);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_lock(sigil_client *c, const char *passphrase)
+{
+	return lock_unlock(c, PROTO_METHOD_LOCK, passphrase);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_unlock(sigil_client *c, const char *passphrase)
+{
+	return lock_unlock(c, PROTO_METHOD_UNLOCK, passphrase);
+}
+
+/* ---- pipelined calls ---- */
+
+typedef struct Many {
+	sigil_client *c;
+	sigil_sign_request *sreqs;
+	sigil_verify_request *vreqs;
+} Many;
+
+static sigil_error many_sign_build(void *ud, size_t i, ProtoRequest *req)
+{
+	Many *m = ud;
+	sigil_sign_request *s = &m->sreqs[i];
+	sigil_error e = fill_sign(m->c, req, s->label, s->mode, s->message, s->message_len,
+	                          s->context, s->context_len);
+
+	if (e)
+		s->error = e;
+	return e;
+}
+
+static void many_sign_done(void *ud, size_t i, const ProtoResponse *resp)
+{
+	Many *m = ud;
+	sigil_sign_request *s = &m->sreqs[i];
+
+	if (s->error == SIGIL_EINVAL)
+		return; /* refused locally */
+	s->error = (sigil_error)resp->error;
+	if (!resp->error)
+		memcpy(s->signature, resp->u.sign.signature, 64);
+}
+
+static sigil_error many_verify_build(void *ud, size_t i, ProtoRequest *req)
+{
+	Many *m = ud;
+	sigil_verify_request *v = &m->vreqs[i];
+	sigil_error e = fill_verify(m->c, req, v->public_key, v->signature, v->mode, v->message,
+	                            v->message_len, v->context, v->context_len, v->policy);
+
+	if (e)
+		v->error = e;
+	return e;
+}
+
+static void many_verify_done(void *ud, size_t i, const ProtoResponse *resp)
+{
+	Many *m = ud;
+	sigil_verify_request *v = &m->vreqs[i];
+
+	if (v->error == SIGIL_EINVAL)
+		return;
+	v->error = (sigil_error)resp->error;
+	v->valid = !resp->error && resp->u.verify.valid ? 1 : 0;
+}
+
+/* Every request starts with error SIGIL_EIO as an "unanswered" sentinel;
+ * after a transport error the unanswered ones get that error. */
+SIGIL_PUBLIC sigil_error sigil_client_sign_many(sigil_client *c, sigil_sign_request *reqs,
+                                                size_t n, size_t window)
+{
+	Many m = { c, reqs, NULL };
+	Run run = { many_sign_build, many_sign_done, &m, PROTO_METHOD_SIGN };
+	sigil_error e;
+
+	if (n && !reqs)
+		return set_err(c, SIGIL_EINVAL, "NULL requests");
+	for (size_t i = 0; i < n; i++)
+		reqs[i].error = SIGIL_EIO; /* until answered */
+	e = client_run(c, &run, n, window);
+	if (e) {
+		for (size_t i = 0; i < n; i++)
+			if (reqs[i].error == SIGIL_EIO)
+				reqs[i].error = e;
+	}
+	return e;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_request *reqs,
+                                                  size_t n, size_t window)
+{
+	Many m = { c, NULL, reqs };
+	Run run = { many_verify_build, many_verify_done, &m, PROTO_METHOD_VERIFY };
+	sigil_error e;
+
+	if (n && !reqs)
+		return set_err(c, SIGIL_EINVAL, "NULL requests");
+	for (size_t i = 0; i < n; i++) {
+		reqs[i].error = SIGIL_EIO;
+		reqs[i].valid = 0;
+	}
+	e = client_run(c, &run, n, window);
+	if (e) {
+		for (size_t i = 0; i < n; i++)
+			if (reqs[i].error == SIGIL_EIO)
+				reqs[i].error = e;
+	}
+	return e;
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sigil/client.h - libsigil, the C client library of the sigil daemon
+ *
+ * libsigil speaks sigild's msgpack-rpc protocol (docs/protocol.md) over its
+ * Unix socket. Every call is blocking and bounded by the connection's
+ * timeout (sigil_client_set_timeout); the pipelined calls
+ * (sigil_client_sign_many, sigil_client_verify_many) keep many requests in
+ * flight on one connection and match the answers by msgid.
+ *
+ * Errors: every call returns a sigil_error. SIGIL_EOK is 0; the codes from
+ * SIGIL_EBAD_REQUEST to SIGIL_EINTERNAL are the daemon's protocol error codes
+ * (docs/protocol.md), the ones from SIGIL_ECONNECT on are local. After an
+ * error, sigil_client_errmsg() tells why (the daemon's message for protocol
+ * errors). A transport error (SIGIL_ECONNECT, SIGIL_ETIMEOUT, SIGIL_EIO,
+ * SIGIL_EPROTO) leaves the connection unusable: free it and connect again.
+ *
+ * Thread safety: a sigil_client is NOT internally locked. Use one
+ * connection per thread, or serialise all calls on a connection with your
+ * own lock. Different connections are independent and may be used from
+ * different threads at the same time. The functions that take no
+ * sigil_client (sigil_client_strerror, sigil_client_socket_path) are
+ * thread-safe.
+ *
+ * Memory: the caller allocates every output, except the array returned by
+ * sigil_client_key_list(), released with free(). Secrets that pass through
+ * the library (seeds, shared secrets, passphrases) are wiped from its
+ * buffers after use; wiping the caller's own copies is up to the caller.
+ */
+#ifndef SIGIL_CLIENT_H
+#define SIGIL_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIGIL_CLIENT_LABEL_MAX 64       /* labels match [A-Za-z0-9._@+-]{1,64} */
+#define SIGIL_CLIENT_FINGERPRINT_MAX 64 /* "SHA256:..." with its NUL */
+#define SIGIL_CLIENT_SERVER_MAX 64
+#define SIGIL_CLIENT_DEFAULT_TIMEOUT_MS 30000
+
+typedef enum sigil_error {
+	SIGIL_EOK = 0,
+	/* the daemon's error codes, in the order of docs/protocol.md */
+	SIGIL_EBAD_REQUEST = 1, /* "bad_request" */
+	SIGIL_EUNKNOWN_METHOD,  /* "unknown_method" */
+	SIGIL_ENOT_FOUND,       /* "not_found" */
+	SIGIL_EEXISTS,          /* "exists" */
+	SIGIL_EWRONG_TYPE,      /* "wrong_type" */
+	SIGIL_ELOCKED,          /* "locked" */
+	SIGIL_EDENIED,          /* "denied" */
+	SIGIL_EBUSY,            /* "busy" */
+	SIGIL_ETOO_LARGE,       /* "too_large" */
+	SIGIL_EINVALID_KEY,     /* "invalid_key" */
+	SIGIL_EINTERNAL,        /* "internal" (also: an error code this library does not know) */
+	/* local errors */
+	SIGIL_ECONNECT = 100,   /* could not connect to the socket */
+	SIGIL_ETIMEOUT,         /* no answer within the timeout */
+	SIGIL_EIO,              /* the connection broke */
+	SIGIL_EPROTO,           /* the daemon's answer is malformed */
+	SIGIL_ENOMEM,           /* out of memory */
+	SIGIL_EINVAL,           /* bad argument (label syntax, length, NULL pointer) */
+} sigil_error;
+
+typedef enum sigil_key_type {
+	SIGIL_KEY_ED25519 = 0,
+	SIGIL_KEY_X25519 = 1,
+} sigil_key_type;
+
+typedef enum sigil_sign_mode {
+	SIGIL_SIGN_PURE = 0,      /* Ed25519 over the message */
+	SIGIL_SIGN_CTX = 1,       /* Ed25519ctx, context 1..255 bytes */
+	SIGIL_SIGN_PH = 2,        /* Ed25519ph over the message (hashed by the daemon) */
+	SIGIL_SIGN_PREHASHED = 3, /* Ed25519ph; the message is its 64-byte SHA-512 */
+} sigil_sign_mode;
+
+typedef enum sigil_verify_policy {
+	SIGIL_POLICY_STRICT = 0,
+	SIGIL_POLICY_ZIP215 = 1,
+} sigil_verify_policy;
+
+typedef struct sigil_key_info {
+	char label[SIGIL_CLIENT_LABEL_MAX + 1];
+	sigil_key_type type;
+	uint8_t public_key[32];
+	char fingerprint[SIGIL_CLIENT_FINGERPRINT_MAX]; /* "" if the daemon sent none */
+	int exportable;
+	int64_t created; /* unix time; 0 if the daemon sent none */
+} sigil_key_info;
+
+typedef struct sigil_status {
+	uint64_t keys;
+	int locked;
+	uint64_t connections;
+	uint64_t inflight;
+	uint64_t uptime_s;
+	uint64_t requests;
+	uint64_t workers;
+} sigil_status;
+
+typedef struct sigil_hello {
+	uint64_t protocol;
+	char server[SIGIL_CLIENT_SERVER_MAX]; /* truncated if longer */
+} sigil_hello;
+
+typedef struct sigil_client sigil_client;
+
+/* The socket path a client uses when given none: $SIGIL_SOCK if set, else
+ * $XDG_RUNTIME_DIR/sigil/sigild.sock, else for root /run/sigil/sigild.sock
+ * (sigild's defaults). Writes it to out. Returns 0, or -1 if it does not fit
+ * or no default exists (non-root without XDG_RUNTIME_DIR). */
+int sigil_client_socket_path(char *out, size_t out_len);
+
+/* Connects to path (NULL: sigil_client_socket_path()) within timeout_ms
+ * (<= 0: SIGIL_CLIENT_DEFAULT_TIMEOUT_MS, also used for later calls).
+ * On error *clientp is NULL, except that errors other than SIGIL_ENOMEM
+ * still return a client that holds the message (free it). */
+sigil_error sigil_client_connect(sigil_client **clientp, const char *path, int timeout_ms);
+void sigil_client_free(sigil_client *c);
+/* Timeout of each later call, in milliseconds (<= 0: the default). */
+void sigil_client_set_timeout(sigil_client *c, int timeout_ms);
+/* The message of the last error on this connection ("" after success). */
+const char *sigil_client_errmsg(const sigil_client *c);
+/* The name of an error: the wire code ("not_found") for protocol errors. */
+const char *sigil_client_strerror(sigil_error e);
+
+sigil_error sigil_client_hello(sigil_client *c, sigil_hello *out);
+sigil_error sigil_client_status(sigil_client *c, sigil_status *out);
+
+/* out may be NULL when the caller does not need the key's description. */
+sigil_error sigil_client_key_generate(sigil_client *c, sigil_key_info *out, sigil_key_type type,
+                                      const char *label, int exportable);
+sigil_error sigil_client_key_import(sigil_client *c, sigil_key_info *out, sigil_key_type type,
+                                    const char *label, const uint8_t seed[32], int exportable);
+/* *keysp is a malloc'd array of *np keys (NULL when there are none). */
+sigil_error sigil_client_key_list(sigil_client *c, sigil_key_info **keysp, size_t *np);
+sigil_error sigil_client_key_public(sigil_client *c, sigil_key_info *out, const char *label);
+sigil_error sigil_client_key_delete(sigil_client *c, const char *label);
+
+/* Signs with the key named label. For SIGIL_SIGN_PREHASHED msg is the
+ * SHA-512 digest of the message (msg_len 64). ctx may be NULL when
+ * ctx_len is 0. */
+sigil_error sigil_client_sign(sigil_client *c, uint8_t sig[64], const char *label,
+                              sigil_sign_mode mode, const uint8_t *msg, size_t msg_len,
+                              const uint8_t *ctx, size_t ctx_len);
+/* Asks the daemon to verify; *validp is 1 or 0. */
+sigil_error sigil_client_verify(sigil_client *c, int *validp, const uint8_t pk[32],
+                                const uint8_t sig[64], sigil_sign_mode mode,
+                                const uint8_t *msg, size_t msg_len, const uint8_t *ctx,
+                                size_t ctx_len, sigil_verify_policy policy);
+
+typedef struct sigil_verify_item {
+	const uint8_t *public_key; /* 32 bytes */
+	const uint8_t *signature;  /* 64 bytes */
+	const uint8_t *message;
+	size_t message_len;
+} sigil_verify_item;
+
+/* One verify_batch request (pure Ed25519): valid[i] is 1 or 0 for each item. */
+sigil_error sigil_client_verify_batch(sigil_client *c, int *valid, const sigil_verify_item *items,
+                                      size_t n, sigil_verify_policy policy);
+
+/* X25519 with the key named label; shared is secret (wipe it after use). */
+sigil_error sigil_client_dh(sigil_client *c, uint8_t shared[32], const char *label,
+                            const uint8_t peer[32]);
+
+/* passphrase may be NULL (none sent). */
+sigil_error sigil_client_lock(sigil_client *c, const char *passphrase);
+sigil_error sigil_client_unlock(sigil_client *c, const char *passphrase);
+
+/* Pipelined requests. Each element is one sign or verify request and gets
+ * its own answer (error, and signature or valid). The call sends up to
+ * `window` requests before it waits for answers (0: 64), keeps the window
+ * full as answers come back in any order, and returns when all n are
+ * answered. The return value is SIGIL_EOK when every request got an answer
+ * (check each element's error), or the transport error that stopped it
+ * (elements not answered then hold that error too). */
+typedef struct sigil_sign_request {
+	const char *label;
+	sigil_sign_mode mode;
+	const uint8_t *message;
+	size_t message_len;
+	const uint8_t *context;
+	size_t context_len;
+	/* outputs */
+	sigil_error error;
+	uint8_t signature[64];
+} sigil_sign_request;
+
+typedef struct sigil_verify_request {
+	const uint8_t *public_key; /* 32 bytes */
+	const uint8_t *signature;  /* 64 bytes */
+	sigil_sign_mode mode;
+	const uint8_t *message;
+	size_t message_len;
+	const uint8_t *context;
+	size_t context_len;
+	sigil_verify_policy policy;
+	/* outputs */
+	sigil_error error;
+	int valid;
+} sigil_verify_request;
+
+sigil_error sigil_client_sign_many(sigil_client *c, sigil_sign_request *reqs, size_t n,
+                                   size_t window);
+sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_request *reqs, size_t n,
+                                     size_t window);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIGIL_CLIENT_H */

@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proto-client.c - client side: request encoding, response decoding
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <msgpack.h>
+
+#include "proto.h"
+#include "proto-client.h"
+#include "proto-private.h"
+
+/* ---- encoding ---- */
+
+static int buf_write_cb(void *data, const char *buf, size_t len)
+{
+	return proto__buf_append(data, buf, len) < 0 ? -1 : 0;
+}
+
+typedef struct Enc {
+	msgpack_packer pk;
+	int failed;
+} Enc;
+
+static void enc_str(Enc *e, const char *s)
+{
+	if (msgpack_pack_str_with_body(&e->pk, s, strlen(s)) != 0)
+		e->failed = 1;
+}
+
+static void enc_bin(Enc *e, const void *p, size_t n)
+{
+	if (msgpack_pack_bin_with_body(&e->pk, p, n) != 0)
+		e->failed = 1;
+}
+
+static void enc_kv_str(Enc *e, const char *k, const char *v)
+{
+	enc_str(e, k);
+	enc_str(e, v);
+}
+
+static void enc_kv_bin(Enc *e, const char *k, const void *p, size_t n)
+{
+	enc_str(e, k);
+	enc_bin(e, p, n);
+}
+
+static void enc_kv_true(Enc *e, const char *k)
+{
+	enc_str(e, k);
+	if (msgpack_pack_true(&e->pk) != 0)
+		e->failed = 1;
+}
+
+static void enc_map(Enc *e, size_t n)
+{
+	if (msgpack_pack_map(&e->pk, n) != 0)
+		e->failed = 1;
+}
+
+static int encode_params(Enc *e, const ProtoRequest *req)
+{
+	const char *name, *mode, *policy;
+	size_t n;
+
+	switch (req->method) {
+	case PROTO_METHOD_HELLO:
+	case PROTO_METHOD_STATUS:
+	case PROTO_METHOD_KEY_LIST:
+		enc_map(e, 0);
+		return 0;
+	case PROTO_METHOD_KEY_GENERATE:
+		name = proto_key_type_name(req->u.key_generate.type);
+		if (!name)
+			return -EINVAL;
+		enc_map(e, 2 + (req->u.key_generate.exportable ? 1 : 0));
+		enc_kv_str(e, "type", name);
+		enc_kv_str(e, "label", req->u.key_generate.label);
+		if (req->u.key_generate.exportable)
+			enc_kv_true(e, "exportable");
+		return 0;
+	case PROTO_METHOD_KEY_IMPORT:
+		name = proto_key_type_name(req->u.key_import.type);
+		if (!name || !req->u.key_import.seed)
+			return -EINVAL;
+		enc_map(e, 3 + (req->u.key_import.exportable ? 1 : 0));
+		enc_kv_str(e, "type", name);
+		enc_kv_str(e, "label", req->u.key_import.label);
+		enc_kv_bin(e, "seed", req->u.key_import.seed, PROTO_KEY_LEN);
+		if (req->u.key_import.exportable)
+			enc_kv_true(e, "exportable");
+		return 0;
+	case PROTO_METHOD_KEY_PUBLIC:
+		enc_map(e, 1);
+		enc_kv_str(e, "label", req->u.key_public.label);
+		return 0;
+	case PROTO_METHOD_KEY_DELETE:
+		enc_map(e, 1);
+		enc_kv_str(e, "label", req->u.key_delete.label);
+		return 0;
+	case PROTO_METHOD_SIGN:
+		mode = proto_mode_name(req->u.sign.mode);
+		if (!mode || (req->u.sign.message.len && !req->u.sign.message.data))
+			return -EINVAL;
+		n = 2 + (req->u.sign.mode != PROTO_MODE_PURE) + (req->u.sign.context.len > 0) +
+		    req->u.sign.prehashed;
+		enc_map(e, n);
+		enc_kv_str(e, "key", req->u.sign.label);
+		enc_kv_bin(e, "message", req->u.sign.message.data, req->u.sign.message.len);
+		if (req->u.sign.mode != PROTO_MODE_PURE)
+			enc_kv_str(e, "mode", mode);
+		if (req->u.sign.context.len)
+			enc_kv_bin(e, "context", req->u.sign.context.data, req->u.sign.context.len);
+		if (req->u.sign.prehashed)
+			enc_kv_true(e, "prehashed");
+		return 0;
+	case PROTO_METHOD_VERIFY:
+		mode = proto_mode_name(req->u.verify.mode);
+		policy = proto_policy_name(req->u.verify.policy);
+		if (!mode || !policy || !req->u.verify.public_key || !req->u.verify.signature ||
+		    (req->u.verify.message.len && !req->u.verify.message.data))
+			return -EINVAL;
+		n = 3 + (req->u.verify.policy != PROTO_POLICY_STRICT) +
+		    (req->u.verify.mode != PROTO_MODE_PURE) + (req->u.verify.context.len > 0) +
+		    req->u.verify.prehashed;
+		enc_map(e, n);
+		enc_kv_bin(e, "public_key", req->u.verify.public_key, PROTO_KEY_LEN);
+		enc_kv_bin(e, "message", req->u.verify.message.data, req->u.verify.message.len);
+		enc_kv_bin(e, "signature", req->u.verify.signature, PROTO_SIG_LEN);
+		if (req->u.verify.policy != PROTO_POLICY_STRICT)
+			enc_kv_str(e, "policy", policy);
+		if (req->u.verify.mode != PROTO_MODE_PURE)
+			enc_kv_str(e, "mode", mode);
+		if (req->u.verify.context.len)
+			enc_kv_bin(e, "context", req->u.verify.context.data, req->u.verify.context.len);
+		if (req->u.verify.prehashed)
+			enc_kv_true(e, "prehashed");
+		return 0;
+	case PROTO_METHOD_VERIFY_BATCH:
+		policy = proto_policy_name(req->u.verify_batch.policy);
+		if (!policy || (req->u.verify_batch.n_items && !req->u.verify_batch.items))
+			return -EINVAL;
+		enc_map(e, 1 + (req->u.verify_batch.policy != PROTO_POLICY_STRICT));
+		enc_str(e, "items");
+		if (msgpack_pack_array(&e->pk, req->u.verify_batch.n_items) != 0)
+			e->failed = 1;
+		for (size_t i = 0; i < req->u.verify_batch.n_items && !e->failed; i++) {
+			const ProtoVerifyItem *it = &req->u.verify_batch.items[i];
+
+			if (!it->public_key || !it->signature || (it->message.len && !it->message.data))
+				return -EINVAL;
+			enc_map(e, 3);
+			enc_kv_bin(e, "public_key", it->public_key, PROTO_KEY_LEN);
+			enc_kv_bin(e, "message", it->message.data, it->message.len);
+			enc_kv_bin(e, "signature", it->signature, PROTO_SIG_LEN);
+		}
+		if (req->u.verify_batch.policy != PROTO_POLICY_STRICT)
+			enc_kv_str(e, "policy", policy);
+		return 0;
+	case PROTO_METHOD_DH:
+		if (!req->u.dh.peer)
+			return -EINVAL;
+		enc_map(e, 2);
+		enc_kv_str(e, "key", req->u.dh.label);
+		enc_kv_bin(e, "peer", req->u.dh.peer, PROTO_KEY_LEN);
+		return 0;
+	case PROTO_METHOD_LOCK:
+	case PROTO_METHOD_UNLOCK: {
+		bool has = req->method == PROTO_METHOD_LOCK ? req->u.lock.has_passphrase
+		                                            : req->u.unlock.has_passphrase;
+		ProtoBytes pp = req->method == PROTO_METHOD_LOCK ? req->u.lock.passphrase
+		                                                 : req->u.unlock.passphrase;
+
+		enc_map(e, has ? 1 : 0);
+		if (has) {
+			enc_str(e, "passphrase");
+			if (msgpack_pack_str_with_body(&e->pk, pp.data, pp.len) != 0)
+				e->failed = 1;
+		}
+		return 0;
+	}
+	case _PROTO_METHOD_N:
+	case PROTO_METHOD_UNKNOWN:
+		break;
+	}
+	return -EINVAL;
+}
+
+int proto_request_encode(ProtoBuf *out, const ProtoRequest *req)
+{
+	const char *method = proto_method_name(req->method);
+	size_t old = out->len;
+	Enc e = { .failed = 0 };
+	int r;
+
+	if (!method)
+		return -EINVAL;
+	msgpack_packer_init(&e.pk, out, buf_write_cb);
+	if (msgpack_pack_array(&e.pk, 4) != 0 || msgpack_pack_uint8(&e.pk, 0) != 0 ||
+	    msgpack_pack_uint64(&e.pk, req->msgid) != 0)
+		e.failed = 1;
+	enc_str(&e, method);
+	if (msgpack_pack_array(&e.pk, 1) != 0)
+		e.failed = 1;
+	r = encode_params(&e, req);
+	if (r == 0 && e.failed)
+		r = -ENOMEM;
+	if (r < 0) {
+		/* drop the partial frame; it may hold a seed */
+		if (out->len > old)
+			proto__wipe(out->data + old, out->len - old);
+		out->len = old;
+	}
+	return r;
+}
+
+/* ---- decoding ---- */
+
+/* Storage owned by a decoded response. */
+typedef struct RespPriv {
+	ProtoKeyInfo *keys;
+	bool *valid;
+	char *server;
+	char **features;
+	size_t n_features;
+} RespPriv;
+
+static const msgpack_object *map_get(const msgpack_object *map, const char *key)
+{
+	size_t kl = strlen(key);
+
+	if (map->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (uint32_t i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl &&
+		    memcmp(k->via.str.ptr, key, kl) == 0)
+			return &map->via.map.ptr[i].val;
+	}
+	return NULL;
+}
+
+static int get_bin(const msgpack_object *map, const char *key, uint8_t *out, size_t len)
+{
+	const msgpack_object *v = map_get(map, key);
+
+	if (!v || v->type != MSGPACK_OBJECT_BIN || v->via.bin.size != len)
+		return -1;
+	memcpy(out, v->via.bin.ptr, len);
+	return 0;
+}
+
+static int get_str(const msgpack_object *map, const char *key, char *out, size_t cap)
+{
+	const msgpack_object *v = map_get(map, key);
+
+	if (!v || v->type != MSGPACK_OBJECT_STR || v->via.str.size >= cap ||
+	    memchr(v->via.str.ptr, 0, v->via.str.size))
+		return -1;
+	memcpy(out, v->via.str.ptr, v->via.str.size);
+	out[v->via.str.size] = '\0';
+	return 0;
+}
+
+static int get_bool(const msgpack_object *map, const char *key, bool *out)
+{
+	const msgpack_object *v = map_get(map, key);
+
+	if (!v || v->type != MSGPACK_OBJECT_BOOLEAN)
+		return -1;
+	*out = v->via.boolean;
+	return 0;
+}
+
+static int get_u64(const msgpack_object *map, const char *key, uint64_t *out)
+{
+	const msgpack_object *v = map_get(map, key);
+
+	if (!v || v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return -1;
+	*out = v->via.u64;
+	return 0;
+}
+
+static int get_i64(const msgpack_object *map, const char *key, int64_t *out)
+{
+	const msgpack_object *v = map_get(map, key);
+
+	if (!v)
+		return -1;
+	if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER && v->via.u64 <= INT64_MAX)
+		*out = (int64_t)v->via.u64;
+	else if (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		*out = v->via.i64;
+	else
+		return -1;
+	return 0;
+}
+
+static int decode_key(ProtoKeyInfo *k, const msgpack_object *o, char *errmsg)
+{
+	char type[16];
+	int t;
+
+	memset(k, 0, sizeof(*k));
+	if (o->type != MSGPACK_OBJECT_MAP) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key is not a map");
+		return PROTO_E_BAD_REQUEST;
+	}
+	if (get_str(o, "label", k->label, sizeof(k->label)) < 0) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.label");
+		return PROTO_E_BAD_REQUEST;
+	}
+	if (get_str(o, "type", type, sizeof(type)) < 0 ||
+	    (t = proto_key_type_from_name(type, strlen(type))) < 0) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.type");
+		return PROTO_E_BAD_REQUEST;
+	}
+	k->type = (ProtoKeyType)t;
+	if (get_bin(o, "public_key", k->public_key, PROTO_KEY_LEN) < 0) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.public_key");
+		return PROTO_E_BAD_REQUEST;
+	}
+	/* optional fields */
+	if (map_get(o, "fingerprint") &&
+	    get_str(o, "fingerprint", k->fingerprint, sizeof(k->fingerprint)) < 0) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.fingerprint");
+		return PROTO_E_BAD_REQUEST;
+	}
+	if (map_get(o, "exportable") && get_bool(o, "exportable", &k->exportable) < 0) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.exportable");
+		return PROTO_E_BAD_REQUEST;
+	}
+	if (map_get(o, "created") && get_i64(o, "created", &k->created) < 0) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.created");
+		return PROTO_E_BAD_REQUEST;
+	}
+	return 0;
+}
+
+static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_object *res,
+                         char *errmsg)
+{
+	const msgpack_object *v;
+
+#define BAD(field)                                                                      \
+	do {                                                                            \
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: %s", field);   \
+		return PROTO_E_BAD_REQUEST;                                             \
+	} while (0)
+
+	if (res->type != MSGPACK_OBJECT_MAP)
+		BAD("result is not a map");
+	switch (resp->method) {
+	case PROTO_METHOD_HELLO:
+		if (get_u64(res, "protocol", &resp->u.hello.protocol) < 0)
+			BAD("protocol");
+		v = map_get(res, "server");
+		if (!v || v->type != MSGPACK_OBJECT_STR)
+			BAD("server");
+		priv->server = strndup(v->via.str.ptr, v->via.str.size);
+		if (!priv->server)
+			return -ENOMEM;
+		resp->u.hello.server = priv->server;
+		v = map_get(res, "features");
+		if (v) {
+			if (v->type != MSGPACK_OBJECT_ARRAY)
+				BAD("features");
+			priv->features = calloc(v->via.array.size + 1, sizeof(char *));
+			if (!priv->features)
+				return -ENOMEM;
+			for (uint32_t i = 0; i < v->via.array.size; i++) {
+				const msgpack_object *f = &v->via.array.ptr[i];
+
+				if (f->type != MSGPACK_OBJECT_STR)
+					BAD("features");
+				priv->features[i] = strndup(f->via.str.ptr, f->via.str.size);
+				if (!priv->features[i])
+					return -ENOMEM;
+				priv->n_features++;
+			}
+			resp->u.hello.features = (const char *const *)priv->features;
+			resp->u.hello.n_features = priv->n_features;
+		}
+		return 0;
+	case PROTO_METHOD_STATUS: {
+		ProtoStatus *s = &resp->u.status;
+
+		if (get_u64(res, "keys", &s->keys) < 0)
+			BAD("keys");
+		if (get_bool(res, "locked", &s->locked) < 0)
+			BAD("locked");
+		/* the rest is informative: absent means 0 */
+		(void)get_u64(res, "connections", &s->connections);
+		(void)get_u64(res, "inflight", &s->inflight);
+		(void)get_u64(res, "uptime_s", &s->uptime_s);
+		(void)get_u64(res, "requests", &s->requests);
+		(void)get_u64(res, "workers", &s->workers);
+		return 0;
+	}
+	case PROTO_METHOD_KEY_GENERATE:
+	case PROTO_METHOD_KEY_IMPORT:
+	case PROTO_METHOD_KEY_PUBLIC:
+		v = map_get(res, "key");
+		if (!v)
+			BAD("key");
+		return decode_key(&resp->u.key, v, errmsg);
+	case PROTO_METHOD_KEY_LIST:
+		v = map_get(res, "keys");
+		if (!v || v->type != MSGPACK_OBJECT_ARRAY)
+			BAD("keys");
+		priv->keys = calloc(v->via.array.size ? v->via.array.size : 1, sizeof(ProtoKeyInfo));
+		if (!priv->keys)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			int r = decode_key(&priv->keys[i], &v->via.array.ptr[i], errmsg);
+
+			if (r)
+				return r;
+		}
+		resp->u.key_list.keys = priv->keys;
+		resp->u.key_list.n_keys = v->via.array.size;
+		return 0;
+	case PROTO_METHOD_KEY_DELETE:
+	case PROTO_METHOD_LOCK:
+	case PROTO_METHOD_UNLOCK:
+		return 0;
+	case PROTO_METHOD_SIGN:
+		if (get_bin(res, "signature", resp->u.sign.signature, PROTO_SIG_LEN) < 0)
+			BAD("signature");
+		return 0;
+	case PROTO_METHOD_VERIFY:
+		if (get_bool(res, "valid", &resp->u.verify.valid) < 0)
+			BAD("valid");
+		return 0;
+	case PROTO_METHOD_VERIFY_BATCH:
+		v = map_get(res, "valid");
+		if (!v || v->type != MSGPACK_OBJECT_ARRAY)
+			BAD("valid");
+		priv->valid = calloc(v->via.array.size ? v->via.array.size : 1, sizeof(bool));
+		if (!priv->valid)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			if (v->via.array.ptr[i].type != MSGPACK_OBJECT_BOOLEAN)
+				BAD("valid");
+			priv->valid[i] = v->via.array.ptr[i].via.boolean;
+		}
+		resp->u.verify_batch.valid = priv->valid;
+		resp->u.verify_batch.n = v->via.array.size;
+		return 0;
+	case PROTO_METHOD_DH:
+		if (get_bin(res, "shared_secret", resp->u.dh.shared_secret, PROTO_KEY_LEN) < 0)
+			BAD("shared_secret");
+		return 0;
+	case _PROTO_METHOD_N:
+	case PROTO_METHOD_UNKNOWN:
+		break;
+	}
+	BAD("unknown method");
+#undef BAD
+}
+
+static int unpack_response(msgpack_unpacked *u, const uint8_t *frame, size_t len,
+                           const msgpack_object **arrp)
+{
+	size_t off = 0;
+	const msgpack_object *a;
+
+	if (msgpack_unpack_next(u, (const char *)frame, len, &off) != MSGPACK_UNPACK_SUCCESS ||
+	    off != len)
+		return PROTO_E_BAD_REQUEST;
+	a = &u->data;
+	if (a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size != 4 ||
+	    a->via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    a->via.array.ptr[0].via.u64 != 1)
+		return PROTO_E_BAD_REQUEST;
+	*arrp = a;
+	return 0;
+}
+
+int proto_response_msgid(const uint8_t *frame, size_t len, bool *has_msgidp, uint64_t *msgidp)
+{
+	msgpack_unpacked u;
+	const msgpack_object *a, *id;
+	int r;
+
+	msgpack_unpacked_init(&u);
+	r = unpack_response(&u, frame, len, &a);
+	if (r == 0) {
+		id = &a->via.array.ptr[1];
+		if (id->type == MSGPACK_OBJECT_NIL) {
+			*has_msgidp = false;
+			*msgidp = 0;
+		} else if (id->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+			*has_msgidp = true;
+			*msgidp = id->via.u64;
+		} else {
+			r = PROTO_E_BAD_REQUEST;
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+	return r;
+}
+
+int proto_response_decode(ProtoResponse *resp, ProtoMethod method, const uint8_t *frame,
+                          size_t len, char errmsg[PROTO_MESSAGE_MAX])
+{
+	msgpack_unpacked u;
+	const msgpack_object *a, *err, *res, *id;
+	RespPriv *priv;
+	int r;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->method = method;
+	errmsg[0] = '\0';
+	priv = calloc(1, sizeof(*priv));
+	if (!priv)
+		return -ENOMEM;
+	resp->priv = priv;
+	msgpack_unpacked_init(&u);
+	r = unpack_response(&u, frame, len, &a);
+	if (r) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: not [1, msgid, error, result]");
+		goto out;
+	}
+	id = &a->via.array.ptr[1];
+	if (id->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		resp->has_msgid = true;
+		resp->msgid = id->via.u64;
+	} else if (id->type != MSGPACK_OBJECT_NIL) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: msgid");
+		r = PROTO_E_BAD_REQUEST;
+		goto out;
+	}
+	err = &a->via.array.ptr[2];
+	res = &a->via.array.ptr[3];
+	if (err->type != MSGPACK_OBJECT_NIL) {
+		const msgpack_object *code = map_get(err, "code"), *msg = map_get(err, "message");
+		int c;
+
+		if (!code || code->type != MSGPACK_OBJECT_STR) {
+			snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: error.code");
+			r = PROTO_E_BAD_REQUEST;
+			goto out;
+		}
+		c = proto_error_from_name(code->via.str.ptr, code->via.str.size);
+		if (msg && msg->type == MSGPACK_OBJECT_STR) {
+			size_t n = msg->via.str.size < PROTO_MESSAGE_MAX - 1 ? msg->via.str.size
+			                                                     : PROTO_MESSAGE_MAX - 1;
+
+			memcpy(resp->message, msg->via.str.ptr, n);
+			resp->message[n] = '\0';
+		}
+		if (c < 0) {
+			snprintf(resp->message, sizeof(resp->message), "unknown error code \"%.*s\"",
+			         (int)(code->via.str.size > 64 ? 64 : code->via.str.size),
+			         code->via.str.ptr);
+			c = PROTO_E_INTERNAL;
+		}
+		resp->error = (ProtoError)c;
+		r = 0;
+		goto out;
+	}
+	r = decode_result(resp, priv, res, errmsg);
+out:
+	msgpack_unpacked_destroy(&u);
+	return r;
+}
+
+void proto_response_deinit(ProtoResponse *resp)
+{
+	RespPriv *priv = resp->priv;
+
+	if (priv) {
+		free(priv->keys);
+		free(priv->valid);
+		free(priv->server);
+		for (size_t i = 0; i < priv->n_features; i++)
+			free(priv->features[i]);
+		free(priv->features);
+		free(priv);
+	}
+	if (resp->method == PROTO_METHOD_DH)
+		proto__wipe(resp->u.dh.shared_secret, sizeof(resp->u.dh.shared_secret));
+	resp->priv = NULL;
+}
