@@ -289,9 +289,10 @@ bool proto_label_valid(const char *s, size_t n);
 typedef struct ProtoReader ProtoReader;
 
 enum {
-	_PROTO_READER_E_SUCCESS,
-	PROTO_READER_E_INVALID,   /* bytes that are not msgpack (0xc1), too deep, too many objects */
-	PROTO_READER_E_TOO_LARGE, /* the current frame exceeds max_frame */
+	PROTO_READER_NONE = 0,    /* no complete frame buffered yet */
+	PROTO_READER_FRAME = 1,   /* a frame was returned */
+	PROTO_READER_E_INVALID,   /* bytes that are not msgpack (0xc1), or nested too deep */
+	PROTO_READER_E_TOO_LARGE, /* the frame exceeds max_frame or PROTO_MAX_OBJECTS_PER_FRAME */
 };
 
 /* Return: 0 or -ENOMEM */
@@ -301,16 +302,18 @@ void proto_reader_set_max_frame(ProtoReader *r, size_t max_frame);
 
 /**
  * proto_reader_feed() - append received bytes.
- * Return: 0, -ENOMEM, PROTO_READER_E_INVALID or PROTO_READER_E_TOO_LARGE
- * (then the reader is dead: close the connection; proto_reader_msgid() may
- * tell the msgid of the refused frame).
+ * Return: 0, -ENOMEM, PROTO_READER_E_INVALID or PROTO_READER_E_TOO_LARGE.
+ * After an error the reader is dead (every later call returns the same
+ * error): answer and close the connection; proto_reader_msgid() may tell
+ * the msgid of the refused frame.
  */
 int proto_reader_feed(ProtoReader *r, const void *data, size_t n);
 
 /**
  * proto_reader_next() - the next complete frame, if any.
  * @framep, @lenp: set to the frame; valid until the next feed/next/free call
- * Return: 1 with a frame, 0 if no complete frame is buffered.
+ * Return: PROTO_READER_FRAME, PROTO_READER_NONE, PROTO_READER_E_INVALID or
+ * PROTO_READER_E_TOO_LARGE (errors in frames after the first are found here).
  */
 int proto_reader_next(ProtoReader *r, const uint8_t **framep, size_t *lenp);
 

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - sigild's configuration file: `key = value` lines, # comments
+ */
+#ifndef SIGIL_DAEMON_CONFIG_H
+#define SIGIL_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONFIG_MAX_IDS 64
+
+typedef struct Config {
+	unsigned workers;               /* 0: number of CPUs */
+	uid_t allow_uids[CONFIG_MAX_IDS];
+	size_t n_allow_uids;
+	gid_t allow_gids[CONFIG_MAX_IDS];
+	size_t n_allow_gids;
+	bool has_socket_group;
+	gid_t socket_group;
+	size_t max_request_size;        /* bytes */
+	unsigned max_inflight_per_conn;
+	unsigned max_inflight_total;
+	unsigned max_connections;
+	unsigned idle_timeout_s;        /* to finish a frame once started */
+	unsigned shutdown_timeout_s;
+} Config;
+
+enum {
+	_CONFIG_E_SUCCESS,
+	CONFIG_E_INVALID, /* a line could not be parsed; errmsg says which */
+};
+
+/* the defaults (docs/protocol.md, packaging/sigil.conf.example) */
+void config_init(Config *c);
+
+/**
+ * config_load() - read a configuration file over the values in @c
+ * @c:      filled in only on success
+ * @path:   the file
+ * @errmsg: on CONFIG_E_INVALID or a negative return, what went wrong
+ *
+ * Return: 0, CONFIG_E_INVALID, or negative errno if the file can't be read.
+ */
+int config_load(Config *c, const char *path, char *errmsg, size_t errmsg_len);
+
+#endif /* SIGIL_DAEMON_CONFIG_H */

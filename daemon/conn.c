@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conn.c - one client connection: incremental reads, frames, ordered
+ * writes, back-pressure and the idle timeout
+ *
+ * Back-pressure: when more than CONN_WRITE_HIGH bytes of responses wait to
+ * be written (the client does not read), the connection stops reading and
+ * stops taking frames from its buffer; it resumes below CONN_WRITE_LOW.
+ * Memory per connection is thus bounded by the frame limit, the write
+ * high-water mark and the in-flight limit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sigil/crypto.h>
+
+#include "log.h"
+#include "server.h"
+
+typedef struct Write {
+	uv_write_t req;
+	Conn *conn;
+	uint8_t *data;
+	size_t len;
+} Write;
+
+/* one read buffer for all connections: reads are copied into the reader at
+ * once, and the buffer is wiped after each read (it may hold a seed) */
+static uint8_t read_buf[64 * 1024];
+
+static void conn_handle_closed(uv_handle_t *h)
+{
+	Conn *c = h->data;
+
+	if (--c->n_handles == 0)
+		conn_unref(c);
+}
+
+void conn_unref(Conn *c)
+{
+	if (--c->n_refs > 0)
+		return;
+	c->reader = proto_reader_free(c->reader);
+	free(c);
+}
+
+int conn_new(Conn **connp, Server *s)
+{
+	Conn *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return error_origin(-ENOMEM);
+	c->server = s;
+	r = proto_reader_new(&c->reader, s->config.max_request_size);
+	if (r < 0) {
+		free(c);
+		return error_origin(r);
+	}
+	r = uv_pipe_init(s->loop, &c->pipe, 0);
+	if (r < 0) {
+		proto_reader_free(c->reader);
+		free(c);
+		return error_origin(r);
+	}
+	uv_timer_init(s->loop, &c->idle);
+	c->pipe.data = c;
+	c->idle.data = c;
+	c->n_handles = 2;
+	c->n_refs = 1; /* dropped when both handles are closed */
+	c->uid = (uid_t)-1;
+	c->pid = 0;
+	/* link */
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->n_conns++;
+	*connp = c;
+	return 0;
+}
+
+void conn_close(Conn *c)
+{
+	Server *s = c->server;
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_timer_stop(&c->idle);
+	uv_close((uv_handle_t *)&c->pipe, conn_handle_closed);
+	uv_close((uv_handle_t *)&c->idle, conn_handle_closed);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+	s->n_conns--;
+	log_debug("connection of uid %d pid %d closed", (int)c->uid, (int)c->pid);
+	server_maybe_finish(s);
+}
+
+bool conn_idle(const Conn *c)
+{
+	return c->inflight == 0 && c->write_bytes == 0;
+}
+
+static void conn_on_write(uv_write_t *req, int status)
+{
+	Write *w = (Write *)req;
+	Conn *c = w->conn;
+	bool was_blocked = c->write_bytes >= CONN_WRITE_HIGH;
+
+	c->write_bytes -= w->len;
+	sigil_wipe(w->data, w->len);
+	free(w->data);
+	free(w);
+	if (c->closing)
+		return;
+	if (status < 0) {
+		log_debug("write to uid %d pid %d failed: %s", (int)c->uid, (int)c->pid, uv_strerror(status));
+		conn_close(c);
+		return;
+	}
+	if (c->close_after_write && conn_idle(c)) {
+		conn_close(c);
+		return;
+	}
+	if (was_blocked && c->write_bytes < CONN_WRITE_LOW)
+		conn_process(c);
+	if (c->server->shutting_down)
+		server_maybe_finish(c->server);
+}
+
+static int conn_write(Conn *c, ProtoBuf *b)
+{
+	Write *w;
+	uv_buf_t buf;
+	int r;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->conn = c;
+	w->data = proto_buf_steal(b, &w->len);
+	buf = uv_buf_init((char *)w->data, (unsigned)w->len);
+	r = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, conn_on_write);
+	if (r < 0) {
+		sigil_wipe(w->data, w->len);
+		free(w->data);
+		free(w);
+		return error_origin(r);
+	}
+	c->write_bytes += w->len;
+	c->server->requests++;
+	return 0;
+}
+
+int conn_send_response(Conn *c, const ProtoResponse *resp)
+{
+	ProtoBuf b = PROTO_BUF_NULL(b);
+	int r;
+
+	if (c->closing)
+		return 0;
+	r = proto_response_encode(&b, resp);
+	if (!r)
+		r = conn_write(c, &b);
+	proto_buf_deinit(&b);
+	if (r < 0) {
+		log_warn("cannot answer uid %d pid %d: %s; closing the connection", (int)c->uid, (int)c->pid,
+		         strerror(-r));
+		conn_close(c);
+	}
+	return r;
+}
+
+int conn_send_error(Conn *c, bool has_msgid, uint64_t msgid, ProtoError code, const char *message)
+{
+	ProtoResponse resp = { .msgid = msgid, .has_msgid = has_msgid, .error = code };
+
+	snprintf(resp.message, sizeof(resp.message), "%s", message ? message : "");
+	return conn_send_response(c, &resp);
+}
+
+/* a frame could not be read: answer once, then close */
+static void conn_fail(Conn *c, int k)
+{
+	uint64_t msgid = 0;
+	bool has = proto_reader_msgid(c->reader, &msgid) == 0;
+	char msg[PROTO_MESSAGE_MAX];
+
+	if (k == PROTO_READER_E_TOO_LARGE) {
+		snprintf(msg, sizeof(msg), "request larger than max_request_size (%zu bytes) or with too many objects",
+		         c->server->config.max_request_size);
+		log_info("uid %d pid %d sent a request over the size limit; closing", (int)c->uid, (int)c->pid);
+		conn_send_error(c, has, msgid, PROTO_E_TOO_LARGE, msg);
+	} else {
+		log_info("uid %d pid %d sent bytes that are not msgpack; closing", (int)c->uid, (int)c->pid);
+		conn_send_error(c, has, msgid, PROTO_E_BAD_REQUEST, "bytes that are not msgpack, or nested too deep");
+	}
+	c->close_after_write = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	c->reading = false;
+	uv_timer_stop(&c->idle);
+	if (conn_idle(c))
+		conn_close(c);
+}
+
+static void conn_on_idle(uv_timer_t *t)
+{
+	Conn *c = t->data;
+
+	log_info("closing connection of uid %d pid %d: request incomplete after %us", (int)c->uid, (int)c->pid,
+	         c->server->config.idle_timeout_s);
+	conn_close(c);
+}
+
+static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	*buf = uv_buf_init((char *)read_buf, sizeof(read_buf));
+}
+
+static void conn_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	Conn *c = stream->data;
+	int k;
+
+	if (nread == 0)
+		return;
+	if (nread < 0) {
+		/* EOF: the client may have half-closed after its requests;
+		 * answer what is in flight, then close */
+		uv_read_stop(stream);
+		c->reading = false;
+		uv_timer_stop(&c->idle);
+		if (nread != UV_EOF || conn_idle(c))
+			conn_close(c);
+		else
+			c->close_after_write = true;
+		return;
+	}
+	k = proto_reader_feed(c->reader, buf->base, (size_t)nread);
+	sigil_wipe(buf->base, (size_t)nread);
+	if (k < 0) {
+		log_warn("out of memory reading from uid %d pid %d; closing", (int)c->uid, (int)c->pid);
+		conn_close(c);
+		return;
+	}
+	if (k) {
+		conn_fail(c, k);
+		return;
+	}
+	conn_process(c);
+}
+
+void conn_process(Conn *c)
+{
+	Server *s = c->server;
+
+	while (!c->closing && !c->close_after_write && !s->shutting_down && c->write_bytes < CONN_WRITE_HIGH) {
+		const uint8_t *frame;
+		size_t len;
+		int k = proto_reader_next(c->reader, &frame, &len);
+
+		if (k == PROTO_READER_NONE)
+			break;
+		if (k != PROTO_READER_FRAME) {
+			conn_fail(c, k);
+			return;
+		}
+		handler_dispatch(c, frame, len);
+	}
+	if (c->closing || c->close_after_write)
+		return;
+	if (s->shutting_down || c->write_bytes >= CONN_WRITE_HIGH) {
+		if (c->reading) {
+			uv_read_stop((uv_stream_t *)&c->pipe);
+			c->reading = false;
+		}
+		uv_timer_stop(&c->idle);
+		return;
+	}
+	if (!c->reading) {
+		int r = uv_read_start((uv_stream_t *)&c->pipe, conn_alloc, conn_on_read);
+
+		if (r < 0) {
+			log_warn("cannot read from uid %d pid %d: %s", (int)c->uid, (int)c->pid, uv_strerror(r));
+			conn_close(c);
+			return;
+		}
+		c->reading = true;
+	}
+	if (proto_reader_partial(c->reader)) {
+		if (!uv_is_active((uv_handle_t *)&c->idle))
+			uv_timer_start(&c->idle, conn_on_idle, (uint64_t)s->config.idle_timeout_s * 1000, 0);
+	} else {
+		uv_timer_stop(&c->idle);
+	}
+}
+
+void conn_start(Conn *c)
+{
+	conn_process(c);
+}

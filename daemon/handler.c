@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handler.c - dispatch of decoded requests
+ *
+ * Cheap methods (hello, status, key.list, key.public, key.delete, lock,
+ * unlock) are answered at once on the loop thread. sign, verify,
+ * verify_batch, dh, key.generate and key.import run on the libuv thread
+ * pool, so cheap requests never wait behind expensive ones. Answers may
+ * leave in any order; the msgid matches them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sigil/crypto.h>
+
+#include "log.h"
+#include "server.h"
+#include "version.h"
+
+static const char *const features[] = {
+	"ed25519", "x25519", "ed25519ctx", "ed25519ph", "ed25519ph-prehashed",
+	"verify_batch", "zip215", "lock",
+};
+
+static void request_free(Request *rq)
+{
+	if (!rq)
+		return;
+	proto_request_deinit(&rq->req);
+	if (rq->frame) {
+		sigil_wipe(rq->frame, rq->frame_len);
+		free(rq->frame);
+	}
+	free(rq->valid);
+	key_unref(rq->key);
+	sigil_wipe(rq, sizeof(*rq));
+	free(rq);
+}
+
+static void reply_error(Conn *c, Request *rq, ProtoError code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void reply_error(Conn *c, Request *rq, ProtoError code, const char *fmt, ...)
+{
+	char msg[PROTO_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	conn_send_error(c, true, rq->req.msgid, code, msg);
+}
+
+static sigil_ed25519_policy policy_of(ProtoPolicy p)
+{
+	return p == PROTO_POLICY_ZIP215 ? SIGIL_ED25519_ZIP215 : SIGIL_ED25519_STRICT;
+}
+
+/* runs on a worker thread: touches only rq and its key */
+static void work_run(uv_work_t *w)
+{
+	Request *rq = w->data;
+	ProtoRequest *q = &rq->req;
+	ProtoResponse *p = &rq->resp;
+	Server *s = rq->conn->server;
+
+	rq->r = 0;
+	switch (q->method) {
+	case PROTO_METHOD_SIGN: {
+		const sigil_ed25519_expanded *ek = &rq->key->secret->ed;
+		const ProtoBytes *m = &q->u.sign.message, *ctx = &q->u.sign.context;
+		uint8_t sig[PROTO_SIG_LEN];
+
+		switch (q->u.sign.mode) {
+		case PROTO_MODE_PURE:
+			sigil_ed25519_sign_expanded(sig, m->data, m->len, ek);
+			break;
+		case PROTO_MODE_CTX:
+			rq->r = sigil_ed25519ctx_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
+			break;
+		case PROTO_MODE_PH:
+			if (q->u.sign.prehashed)
+				rq->r = sigil_ed25519ph_sign_prehashed_expanded(sig, m->data, ctx->data, ctx->len, ek);
+			else
+				rq->r = sigil_ed25519ph_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
+			break;
+		}
+		memcpy(p->u.sign.signature, sig, sizeof(sig));
+		break;
+	}
+	case PROTO_METHOD_VERIFY: {
+		const ProtoBytes *m = &q->u.verify.message, *ctx = &q->u.verify.context;
+		sigil_ed25519_policy pol = policy_of(q->u.verify.policy);
+		int v = -1;
+
+		switch (q->u.verify.mode) {
+		case PROTO_MODE_PURE:
+			v = sigil_ed25519_verify(q->u.verify.signature, m->data, m->len, q->u.verify.public_key, pol);
+			break;
+		case PROTO_MODE_CTX:
+			v = sigil_ed25519ctx_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
+			                            q->u.verify.public_key, pol);
+			break;
+		case PROTO_MODE_PH:
+			if (q->u.verify.prehashed)
+				v = sigil_ed25519ph_verify_prehashed(q->u.verify.signature, m->data, ctx->data,
+				                                     ctx->len, q->u.verify.public_key, pol);
+			else
+				v = sigil_ed25519ph_verify(q->u.verify.signature, m->data, m->len, ctx->data,
+				                           ctx->len, q->u.verify.public_key, pol);
+			break;
+		}
+		p->u.verify.valid = v == 0;
+		break;
+	}
+	case PROTO_METHOD_VERIFY_BATCH: {
+		size_t n = q->u.verify_batch.n_items;
+		sigil_ed25519_item *items = calloc(n ? n : 1, sizeof(*items));
+		int *valid = calloc(n ? n : 1, sizeof(*valid));
+
+		if (!items || !valid) {
+			free(items);
+			free(valid);
+			rq->r = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const ProtoVerifyItem *it = &q->u.verify_batch.items[i];
+
+			items[i] = (sigil_ed25519_item){ it->public_key, it->signature, it->message.data, it->message.len };
+		}
+		sigil_ed25519_verify_batch(valid, items, n, policy_of(q->u.verify_batch.policy));
+		for (size_t i = 0; i < n; i++)
+			rq->valid[i] = valid[i] == 1;
+		free(items);
+		free(valid);
+		break;
+	}
+	case PROTO_METHOD_DH:
+		rq->r = sigil_x25519(p->u.dh.shared_secret, rq->key->secret->seed, q->u.dh.peer);
+		break;
+	case PROTO_METHOD_KEY_GENERATE:
+		rq->r = keystore_materialize(&s->keystore, rq->key, NULL);
+		break;
+	case PROTO_METHOD_KEY_IMPORT:
+		rq->r = keystore_materialize(&s->keystore, rq->key, q->u.key_import.seed);
+		break;
+	default:
+		rq->r = -EINVAL;
+		break;
+	}
+}
+
+/* back on the loop thread */
+static void work_done(uv_work_t *w, int status)
+{
+	Request *rq = w->data;
+	Conn *c = rq->conn;
+	Server *s = c->server;
+	ProtoRequest *q = &rq->req;
+
+	c->inflight--;
+	s->inflight--;
+
+	if (status == UV_ECANCELED) {
+		if (q->method == PROTO_METHOD_KEY_GENERATE || q->method == PROTO_METHOD_KEY_IMPORT)
+			keystore_abort(&s->keystore, rq->key);
+		reply_error(c, rq, PROTO_E_BUSY, "sigild is shutting down");
+		goto out;
+	}
+	switch (q->method) {
+	case PROTO_METHOD_SIGN:
+		if (rq->r)
+			reply_error(c, rq, PROTO_E_INTERNAL, "signing failed");
+		else
+			conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_DH:
+		if (rq->r)
+			reply_error(c, rq, PROTO_E_INVALID_KEY,
+			            "peer public key has small order (the shared secret would be zero)");
+		else
+			conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_VERIFY:
+		conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_VERIFY_BATCH:
+		if (rq->r)
+			reply_error(c, rq, PROTO_E_INTERNAL, "out of memory");
+		else
+			conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_KEY_GENERATE:
+	case PROTO_METHOD_KEY_IMPORT:
+		if (rq->r) {
+			log_err("cannot store key '%s': %s", rq->key->info.label, strerror(-rq->r));
+			keystore_abort(&s->keystore, rq->key);
+			reply_error(c, rq, PROTO_E_INTERNAL, "cannot store the key: %s", strerror(-rq->r));
+		} else {
+			keystore_commit(&s->keystore, rq->key);
+			log_info("%s key '%s' (%s, %s)", q->method == PROTO_METHOD_KEY_GENERATE ? "generated" : "imported",
+			         rq->key->info.label, proto_key_type_name(rq->key->info.type), rq->key->info.fingerprint);
+			rq->resp.u.key = rq->key->info;
+			conn_send_response(c, &rq->resp);
+		}
+		break;
+	default:
+		reply_error(c, rq, PROTO_E_INTERNAL, "no handler");
+		break;
+	}
+out:
+	request_free(rq);
+	if (c->close_after_write && conn_idle(c))
+		conn_close(c);
+	conn_unref(c);
+	server_maybe_finish(s);
+}
+
+static void queue(Conn *c, Request *rq)
+{
+	Server *s = c->server;
+	int r;
+
+	if (c->inflight >= s->config.max_inflight_per_conn) {
+		reply_error(c, rq, PROTO_E_BUSY, "too many requests in flight on this connection (max %u)",
+		            s->config.max_inflight_per_conn);
+		goto fail;
+	}
+	if (s->inflight >= s->config.max_inflight_total) {
+		reply_error(c, rq, PROTO_E_BUSY, "too many requests in flight (max %u)", s->config.max_inflight_total);
+		goto fail;
+	}
+	rq->work.data = rq;
+	r = uv_queue_work(s->loop, &rq->work, work_run, work_done);
+	if (r < 0) {
+		reply_error(c, rq, PROTO_E_INTERNAL, "cannot queue the request: %s", uv_strerror(r));
+		goto fail;
+	}
+	c->inflight++;
+	s->inflight++;
+	c->n_refs++;
+	return;
+fail:
+	if (rq->key && rq->key->pending)
+		keystore_abort(&s->keystore, rq->key);
+	request_free(rq);
+}
+
+static void key_list(Conn *c, Request *rq)
+{
+	Keystore *ks = &c->server->keystore;
+	ProtoKeyInfo *keys = calloc(ks->n_keys ? ks->n_keys : 1, sizeof(*keys));
+	size_t n = 0;
+
+	if (!keys) {
+		reply_error(c, rq, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < ks->n_keys; i++)
+		if (!ks->keys[i]->pending)
+			keys[n++] = ks->keys[i]->info;
+	rq->resp.u.key_list.keys = keys;
+	rq->resp.u.key_list.n_keys = n;
+	conn_send_response(c, &rq->resp);
+	free(keys);
+}
+
+/* the key for sign/dh, with the checks shared by both */
+static Key *private_key(Conn *c, Request *rq, const char *label, ProtoKeyType want)
+{
+	Server *s = c->server;
+	Key *key;
+
+	if (s->locked) {
+		reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
+		return NULL;
+	}
+	key = keystore_find(&s->keystore, label);
+	if (!key) {
+		reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", label);
+		return NULL;
+	}
+	if (key->info.type != want) {
+		reply_error(c, rq, PROTO_E_WRONG_TYPE, "key '%s' is %s; %s needs an %s key", label,
+		            proto_key_type_name(key->info.type), rq->req.method == PROTO_METHOD_SIGN ? "sign" : "dh",
+		            proto_key_type_name(want));
+		return NULL;
+	}
+	return key_ref(key);
+}
+
+static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, bool exportable)
+{
+	Key *key = NULL;
+	int r = keystore_reserve(&c->server->keystore, label, type, exportable, &key);
+
+	if (r == KEYSTORE_E_EXISTS) {
+		reply_error(c, rq, PROTO_E_EXISTS, "a key labelled '%s' exists", label);
+		request_free(rq);
+		return;
+	}
+	if (r) {
+		reply_error(c, rq, PROTO_E_INTERNAL, "out of memory");
+		request_free(rq);
+		return;
+	}
+	rq->key = key;
+	queue(c, rq);
+}
+
+void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
+{
+	Server *s = c->server;
+	Request *rq;
+	ProtoRequest *q;
+	char err[PROTO_MESSAGE_MAX];
+	bool has_msgid;
+	int r;
+
+	rq = calloc(1, sizeof(*rq));
+	if (rq)
+		rq->frame = malloc(len ? len : 1);
+	if (!rq || !rq->frame) {
+		free(rq);
+		conn_send_error(c, false, 0, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	memcpy(rq->frame, frame, len);
+	rq->frame_len = len;
+	rq->conn = c;
+	q = &rq->req;
+	r = proto_request_decode(q, &has_msgid, rq->frame, len, err);
+	if (r) {
+		if (r < 0)
+			conn_send_error(c, has_msgid, q->msgid, PROTO_E_INTERNAL, "out of memory");
+		else
+			conn_send_error(c, has_msgid, q->msgid, (ProtoError)r, err);
+		request_free(rq);
+		return;
+	}
+	rq->resp.msgid = q->msgid;
+	rq->resp.has_msgid = true;
+	rq->resp.method = q->method;
+	rq->resp.error = PROTO_OK;
+
+	switch (q->method) {
+	case PROTO_METHOD_HELLO:
+		rq->resp.u.hello.protocol = PROTO_VERSION;
+		rq->resp.u.hello.server = "sigild " SIGIL_VERSION;
+		rq->resp.u.hello.features = features;
+		rq->resp.u.hello.n_features = sizeof(features) / sizeof(features[0]);
+		conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_STATUS:
+		rq->resp.u.status = (ProtoStatus){
+			.keys = keystore_count(&s->keystore),
+			.locked = s->locked,
+			.connections = s->n_conns,
+			.inflight = s->inflight,
+			.uptime_s = (uv_now(s->loop) - s->start_ms) / 1000,
+			.requests = s->requests,
+			.workers = s->workers,
+		};
+		conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_KEY_LIST:
+		key_list(c, rq);
+		break;
+	case PROTO_METHOD_KEY_PUBLIC: {
+		Key *key = keystore_find(&s->keystore, q->u.key_public.label);
+
+		if (!key) {
+			reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", q->u.key_public.label);
+			break;
+		}
+		rq->resp.u.key = key->info;
+		conn_send_response(c, &rq->resp);
+		break;
+	}
+	case PROTO_METHOD_KEY_DELETE:
+		r = keystore_delete(&s->keystore, q->u.key_delete.label);
+		if (r == KEYSTORE_E_NOT_FOUND) {
+			reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", q->u.key_delete.label);
+		} else if (r) {
+			log_err("cannot delete key '%s': %s", q->u.key_delete.label, strerror(-r));
+			reply_error(c, rq, PROTO_E_INTERNAL, "cannot remove the key file: %s", strerror(-r));
+		} else {
+			log_info("deleted key '%s'", q->u.key_delete.label);
+			conn_send_response(c, &rq->resp);
+		}
+		break;
+	case PROTO_METHOD_LOCK:
+		if (!s->locked)
+			log_info("locked by uid %d pid %d", (int)c->uid, (int)c->pid);
+		s->locked = true;
+		conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_UNLOCK:
+		/* no passphrase is configured until sealing exists (issue 6):
+		 * unlock always succeeds */
+		if (s->locked)
+			log_info("unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
+		s->locked = false;
+		conn_send_response(c, &rq->resp);
+		break;
+	case PROTO_METHOD_SIGN:
+		rq->key = private_key(c, rq, q->u.sign.label, PROTO_KEY_ED25519);
+		if (!rq->key)
+			break;
+		queue(c, rq);
+		return;
+	case PROTO_METHOD_DH:
+		rq->key = private_key(c, rq, q->u.dh.label, PROTO_KEY_X25519);
+		if (!rq->key)
+			break;
+		queue(c, rq);
+		return;
+	case PROTO_METHOD_VERIFY:
+		queue(c, rq);
+		return;
+	case PROTO_METHOD_VERIFY_BATCH:
+		rq->valid = calloc(q->u.verify_batch.n_items ? q->u.verify_batch.n_items : 1, sizeof(bool));
+		if (!rq->valid) {
+			reply_error(c, rq, PROTO_E_INTERNAL, "out of memory");
+			break;
+		}
+		rq->resp.u.verify_batch.valid = rq->valid;
+		rq->resp.u.verify_batch.n = q->u.verify_batch.n_items;
+		queue(c, rq);
+		return;
+	case PROTO_METHOD_KEY_GENERATE:
+		new_key(c, rq, q->u.key_generate.label, q->u.key_generate.type, q->u.key_generate.exportable);
+		return;
+	case PROTO_METHOD_KEY_IMPORT:
+		new_key(c, rq, q->u.key_import.label, q->u.key_import.type, q->u.key_import.exportable);
+		return;
+	default:
+		reply_error(c, rq, PROTO_E_UNKNOWN_METHOD, "unknown method");
+		break;
+	}
+	request_free(rq);
+}

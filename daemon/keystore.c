@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * keystore.c - keys in memory and on disk
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keyfile.h"
+#include "keystore.h"
+#include "log.h"
+#include "secmem.h"
+
+void keystore_fingerprint(char out[PROTO_FINGERPRINT_MAX], ProtoKeyType type, const uint8_t pk[32])
+{
+	/* OpenSSH public key blob: string "ssh-ed25519", string pk */
+	static const uint8_t prefix[] = { 0, 0, 0, 11, 's', 's', 'h', '-', 'e', 'd', '2', '5', '5', '1', '9', 0, 0, 0, 32 };
+	uint8_t blob[sizeof(prefix) + 32], digest[crypto_hash_sha256_BYTES];
+
+	if (type == PROTO_KEY_ED25519) {
+		memcpy(blob, prefix, sizeof(prefix));
+		memcpy(blob + sizeof(prefix), pk, 32);
+		crypto_hash_sha256(digest, blob, sizeof(blob));
+	} else {
+		crypto_hash_sha256(digest, pk, 32);
+	}
+	memcpy(out, "SHA256:", 7);
+	sodium_bin2base64(out + 7, PROTO_FINGERPRINT_MAX - 7, digest, sizeof(digest),
+	                  sodium_base64_VARIANT_ORIGINAL_NO_PADDING);
+}
+
+Key *key_ref(Key *key)
+{
+	if (key)
+		key->n_refs++;
+	return key;
+}
+
+Key *key_unref(Key *key)
+{
+	if (key && --key->n_refs == 0) {
+		key->secret = secmem_free(key->secret);
+		free(key);
+	}
+	return NULL;
+}
+
+/* mkdir -p with mode 0700 for the missing components */
+static int mkdir_parents(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int check_private_dir(int fd, const char *what)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("%s is not a directory", what);
+		return KEYSTORE_E_UNSAFE;
+	}
+	if (st.st_uid != geteuid()) {
+		log_err("%s belongs to uid %u, not to sigild's uid %u", what, (unsigned)st.st_uid, (unsigned)geteuid());
+		return KEYSTORE_E_UNSAFE;
+	}
+	if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)) {
+		log_err("%s has mode %04o: group or others can read or write it; chmod 700 it",
+		        what, (unsigned)(st.st_mode & 07777));
+		return KEYSTORE_E_UNSAFE;
+	}
+	return 0;
+}
+
+static int keystore_add(Keystore *ks, Key *key)
+{
+	if (ks->n_keys == ks->cap) {
+		size_t cap = ks->cap ? 2 * ks->cap : 16;
+		Key **k = realloc(ks->keys, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		ks->keys = k;
+		ks->cap = cap;
+	}
+	ks->keys[ks->n_keys++] = key;
+	return 0;
+}
+
+static void keystore_drop(Keystore *ks, Key *key)
+{
+	for (size_t i = 0; i < ks->n_keys; i++) {
+		if (ks->keys[i] == key) {
+			ks->keys[i] = ks->keys[--ks->n_keys];
+			key->removed = true;
+			key_unref(key);
+			return;
+		}
+	}
+}
+
+/* public key, expanded key, fingerprint from secret->seed */
+static void key_derive(Key *key)
+{
+	KeySecret *s = key->secret;
+
+	if (key->info.type == PROTO_KEY_ED25519) {
+		sigil_ed25519_expand(&s->ed, s->seed);
+		memcpy(key->info.public_key, s->ed.pk, 32);
+	} else {
+		sigil_x25519_public(key->info.public_key, s->seed);
+	}
+	keystore_fingerprint(key->info.fingerprint, key->info.type, key->info.public_key);
+}
+
+static int keystore_load(Keystore *ks)
+{
+	int fd = dup(ks->dirfd);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0)
+		return error_origin(-errno);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return error_origin(-errno);
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name), sl = strlen(KEYFILE_SUFFIX);
+		KeyFileMeta meta;
+		Key *key;
+		struct stat st;
+		int r;
+
+		if (de->d_name[0] == '.') {
+			/* a temporary file from an interrupted write */
+			if (n > strlen(KEYFILE_TMP_SUFFIX) &&
+			    strcmp(de->d_name + n - strlen(KEYFILE_TMP_SUFFIX), KEYFILE_TMP_SUFFIX) == 0 &&
+			    unlinkat(ks->dirfd, de->d_name, 0) == 0)
+				log_info("removed stale temporary file keys/%s", de->d_name);
+			continue;
+		}
+		if (n <= sl || strcmp(de->d_name + n - sl, KEYFILE_SUFFIX) != 0) {
+			log_warn("ignoring keys/%s: not a key file name", de->d_name);
+			continue;
+		}
+		if (fstatat(ks->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid() || (st.st_mode & 077)) {
+			log_err("ignoring keys/%s: not a regular file of ours with mode 0600", de->d_name);
+			continue;
+		}
+		key = calloc(1, sizeof(*key));
+		if (!key)
+			goto nomem;
+		key->n_refs = 1;
+		key->secret = secmem_alloc(sizeof(KeySecret));
+		if (!key->secret) {
+			free(key);
+			goto nomem;
+		}
+		r = keyfile_read(ks->dirfd, de->d_name, &meta, key->secret->seed);
+		if (r) {
+			if (r > 0)
+				log_warn("ignoring keys/%s: not a valid key file", de->d_name);
+			else
+				log_warn("ignoring keys/%s: %s", de->d_name, strerror(-r));
+			key_unref(key);
+			continue;
+		}
+		memcpy(key->info.label, meta.label, sizeof(meta.label));
+		key->info.type = meta.type;
+		key->info.exportable = meta.exportable;
+		key->info.created = meta.created;
+		key_derive(key);
+		if (keystore_add(ks, key) < 0) {
+			key_unref(key);
+			goto nomem;
+		}
+	}
+	closedir(d);
+	return 0;
+nomem:
+	closedir(d);
+	log_err("out of memory (or secure memory: check RLIMIT_MEMLOCK) loading keys");
+	return -ENOMEM;
+}
+
+int keystore_open(Keystore *ks, const char *state_dir)
+{
+	int fd, r;
+
+	r = mkdir_parents(state_dir);
+	if (r < 0) {
+		log_err("cannot create state directory %s: %s", state_dir, strerror(-r));
+		return r;
+	}
+	fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		log_err("cannot open state directory %s: %s", state_dir, strerror(errno));
+		return r;
+	}
+	r = check_private_dir(fd, state_dir);
+	if (r) {
+		close(fd);
+		return r;
+	}
+	if (mkdirat(fd, "keys", 0700) < 0 && errno != EEXIST) {
+		r = -errno;
+		log_err("cannot create %s/keys: %s", state_dir, strerror(errno));
+		close(fd);
+		return r;
+	}
+	ks->dirfd = openat(fd, "keys", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	close(fd);
+	if (ks->dirfd < 0) {
+		r = -errno;
+		log_err("cannot open %s/keys: %s", state_dir, strerror(errno));
+		return r;
+	}
+	r = check_private_dir(ks->dirfd, "the keys directory");
+	if (!r)
+		r = keystore_load(ks);
+	if (r) {
+		keystore_close(ks);
+		return r;
+	}
+	return 0;
+}
+
+void keystore_close(Keystore *ks)
+{
+	while (ks->n_keys > 0)
+		keystore_drop(ks, ks->keys[ks->n_keys - 1]);
+	free(ks->keys);
+	ks->keys = NULL;
+	ks->cap = 0;
+	if (ks->dirfd >= 0)
+		close(ks->dirfd);
+	ks->dirfd = -1;
+}
+
+static Key *find_any(Keystore *ks, const char *label)
+{
+	for (size_t i = 0; i < ks->n_keys; i++)
+		if (strcmp(ks->keys[i]->info.label, label) == 0)
+			return ks->keys[i];
+	return NULL;
+}
+
+Key *keystore_find(Keystore *ks, const char *label)
+{
+	Key *k = find_any(ks, label);
+
+	return (k && !k->pending) ? k : NULL;
+}
+
+size_t keystore_count(const Keystore *ks)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ks->n_keys; i++)
+		n += !ks->keys[i]->pending;
+	return n;
+}
+
+int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, Key **keyp)
+{
+	Key *key;
+
+	if (find_any(ks, label))
+		return KEYSTORE_E_EXISTS;
+	key = calloc(1, sizeof(*key));
+	if (!key)
+		return -ENOMEM;
+	key->n_refs = 1; /* the store's */
+	key->pending = true;
+	snprintf(key->info.label, sizeof(key->info.label), "%s", label);
+	key->info.type = type;
+	key->info.exportable = exportable;
+	key->info.created = (int64_t)time(NULL);
+	if (keystore_add(ks, key) < 0) {
+		free(key);
+		return -ENOMEM;
+	}
+	*keyp = key_ref(key);
+	return 0;
+}
+
+int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed)
+{
+	KeyFileMeta meta;
+	int r;
+
+	key->secret = secmem_alloc(sizeof(KeySecret));
+	if (!key->secret)
+		return -ENOMEM;
+	if (seed) {
+		memcpy(key->secret->seed, seed, 32);
+	} else {
+		size_t got = 0;
+
+		while (got < 32) {
+			ssize_t k = getrandom(key->secret->seed + got, 32 - got, 0);
+
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			got += (size_t)k;
+		}
+	}
+	key_derive(key);
+	memset(&meta, 0, sizeof(meta));
+	meta.type = key->info.type;
+	memcpy(meta.label, key->info.label, sizeof(meta.label));
+	meta.exportable = key->info.exportable;
+	meta.created = key->info.created;
+	r = keyfile_write(ks->dirfd, &meta, key->secret->seed);
+	return r;
+}
+
+void keystore_commit(Keystore *ks, Key *key)
+{
+	key->pending = false;
+}
+
+void keystore_abort(Keystore *ks, Key *key)
+{
+	keystore_drop(ks, key);
+}
+
+int keystore_delete(Keystore *ks, const char *label)
+{
+	Key *key = keystore_find(ks, label);
+	int r;
+
+	if (!key)
+		return KEYSTORE_E_NOT_FOUND;
+	r = keyfile_remove(ks->dirfd, label);
+	if (r < 0 && r != -ENOENT)
+		return error_origin(r);
+	keystore_drop(ks, key);
+	return 0;
+}

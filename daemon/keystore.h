@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * keystore.h - the keys sigild holds: public data in ordinary memory,
+ * secrets in secmem, one key file each in <state-dir>/keys/
+ *
+ * Threading: the Keystore and the Key list belong to the loop thread.
+ * keystore_materialize() runs on a worker thread on a pending Key that no
+ * other thread touches until it is committed. Key references are taken and
+ * dropped on the loop thread only.
+ */
+#ifndef SIGIL_DAEMON_KEYSTORE_H
+#define SIGIL_DAEMON_KEYSTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sigil/crypto.h>
+
+#include "proto.h"
+
+/* lives in secmem */
+typedef struct KeySecret {
+	uint8_t seed[32];              /* ed25519 seed, or the x25519 scalar */
+	sigil_ed25519_expanded ed;     /* ed25519 only: the cached expanded key */
+} KeySecret;
+
+typedef struct Key {
+	unsigned n_refs;
+	bool pending;       /* being generated/imported: label reserved, invisible */
+	bool removed;       /* no longer in the store (deleted) */
+	ProtoKeyInfo info;
+	KeySecret *secret;  /* NULL until materialized */
+} Key;
+
+typedef struct Keystore {
+	int dirfd;          /* <state-dir>/keys */
+	Key **keys;
+	size_t n_keys;
+	size_t cap;
+} Keystore;
+
+#define KEYSTORE_NULL(_x) { .dirfd = -1 }
+
+enum {
+	_KEYSTORE_E_SUCCESS,
+	KEYSTORE_E_EXISTS,    /* a key (or a pending one) has this label */
+	KEYSTORE_E_NOT_FOUND, /* no such key */
+	KEYSTORE_E_UNSAFE,    /* the state directory is open to others; message logged */
+};
+
+/**
+ * keystore_open() - create or check the state directory and load its keys.
+ * The directory (and keys/ inside) is created with mode 0700; an existing
+ * one must belong to us and not be readable or writable by group or others.
+ * Files that are not valid key files are skipped with a warning.
+ * Return: 0, KEYSTORE_E_UNSAFE, or negative errno.
+ */
+int keystore_open(Keystore *ks, const char *state_dir);
+/* drops every key (secrets wiped once unreferenced) and closes the directory */
+void keystore_close(Keystore *ks);
+
+/* a committed key, or NULL (pending keys are not found) */
+Key *keystore_find(Keystore *ks, const char *label);
+size_t keystore_count(const Keystore *ks);
+
+/**
+ * keystore_reserve() - add a pending key holding @label.
+ * @keyp: the new key, with one reference for the caller
+ * Return: 0, KEYSTORE_E_EXISTS, or -ENOMEM.
+ */
+int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, Key **keyp);
+
+/**
+ * keystore_materialize() - fill a pending key: random seed (when @seed is
+ * NULL) or the given one, the public key, the expanded key, the fingerprint,
+ * and write its key file. Safe on a worker thread. Constant time in the seed.
+ * Return: 0 or negative errno (-ENOMEM for secure memory, I/O errors).
+ */
+int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed);
+
+/* make a pending key visible (after materialize succeeded) */
+void keystore_commit(Keystore *ks, Key *key);
+/* drop a pending key (after materialize failed) */
+void keystore_abort(Keystore *ks, Key *key);
+
+/**
+ * keystore_delete() - remove a key and its file. In-flight operations that
+ * hold a reference finish; the secret is wiped when the last one is dropped.
+ * Return: 0, KEYSTORE_E_NOT_FOUND, or negative errno (file removal failed;
+ * the key stays).
+ */
+int keystore_delete(Keystore *ks, const char *label);
+
+Key *key_ref(Key *key);
+Key *key_unref(Key *key);
+
+/* "SHA256:<base64 without padding>" as ssh-keygen -l prints it */
+void keystore_fingerprint(char out[PROTO_FINGERPRINT_MAX], ProtoKeyType type, const uint8_t pk[32]);
+
+#endif /* SIGIL_DAEMON_KEYSTORE_H */

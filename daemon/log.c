@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c - stderr logging with sd-daemon priority prefixes
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+static int log_max = LOG_PRIO_INFO;
+
+void log_set_max_priority(int max)
+{
+	log_max = max;
+}
+
+void log_emit(int prio, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	if (prio > log_max)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* one event, one line: newlines inside a message become spaces */
+	for (char *p = line; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	fprintf(stderr, "<%d>%s\n", prio, line);
+}
+
+int error_origin_impl(int r, const char *file, int line, const char *func)
+{
+	if (r < 0)
+		log_debug("error %d (%s) at %s:%d %s()", r, strerror(-r), file, line, func);
+	return r;
+}

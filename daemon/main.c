@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - sigild: command line, defaults, process hardening, start-up
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "config.h"
+#include "keystore.h"
+#include "log.h"
+#include "secmem.h"
+#include "server.h"
+#include "version.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: sigild [OPTIONS]\n"
+	        "Hold Ed25519 and X25519 keys in locked memory and answer sign, verify and dh\n"
+	        "requests (msgpack-rpc) on a Unix socket.\n"
+	        "\n"
+	        "  --socket PATH            listening socket (default below)\n"
+	        "  --state-dir DIR          key storage directory (default below)\n"
+	        "  --config FILE            configuration file (key = value; see sigil.conf.example)\n"
+	        "  --workers N              worker threads (default: config 'workers', else CPUs)\n"
+	        "  --foreground             do not detach (implied under systemd)\n"
+	        "  --allow-unlocked-memory  start even if mlock fails (secrets may be swapped)\n"
+	        "  --verbose                log debug messages\n"
+	        "  --help                   show this help\n"
+	        "  --version                show the version\n"
+	        "\n"
+	        "Defaults:\n"
+	        "  socket:    $RUNTIME_DIRECTORY/sigild.sock under systemd, else\n"
+	        "             $XDG_RUNTIME_DIR/sigil/sigild.sock, else (root) /run/sigil/sigild.sock\n"
+	        "  state dir: $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/sigil, else\n"
+	        "             (root) /var/lib/sigil, else $HOME/.local/state/sigil\n"
+	        "The socket is mode 0600 (0660 with socket_group) in a 0700 directory; the\n"
+	        "state directory must not be readable or writable by group or others.\n");
+}
+
+/* the first entry of a colon-separated systemd directory list */
+static char *first_dir(const char *list)
+{
+	const char *colon = strchr(list, ':');
+
+	return strndup(list, colon ? (size_t)(colon - list) : strlen(list));
+}
+
+static char *join(const char *a, const char *b)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", a, b) < 0)
+		return NULL;
+	return p;
+}
+
+static char *default_socket(void)
+{
+	const char *e;
+
+	if ((e = getenv("RUNTIME_DIRECTORY")) && *e) {
+		char *d = first_dir(e), *p = d ? join(d, PROTO_SOCKET_NAME) : NULL;
+
+		free(d);
+		return p;
+	}
+	if ((e = getenv("XDG_RUNTIME_DIR")) && *e)
+		return join(e, PROTO_SOCKET_DIR "/" PROTO_SOCKET_NAME);
+	if (geteuid() == 0)
+		return strdup(PROTO_SOCKET_ROOT);
+	return NULL;
+}
+
+static char *default_state_dir(void)
+{
+	const char *e;
+
+	if ((e = getenv("STATE_DIRECTORY")) && *e)
+		return first_dir(e);
+	if ((e = getenv("XDG_STATE_HOME")) && *e)
+		return join(e, "sigil");
+	if (geteuid() == 0)
+		return strdup("/var/lib/sigil");
+	if ((e = getenv("HOME")) && *e)
+		return join(e, ".local/state/sigil");
+	return NULL;
+}
+
+static void harden(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	/* no core dumps, no ptrace by other processes of the same uid */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		log_warn("PR_SET_DUMPABLE failed: %s", strerror(errno));
+	if (setrlimit(RLIMIT_CORE, &rl) < 0)
+		log_warn("setting RLIMIT_CORE to 0 failed: %s", strerror(errno));
+	/* one fd per connection: use the hard limit */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Detach: the parent exits 0 once the child is listening, 1 if it failed. */
+static int daemonize(int *notify_fdp)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	setsid();
+	{
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+			if (fd > STDERR_FILENO)
+				close(fd);
+		}
+	}
+	*notify_fdp = p[1];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SOCKET = 256, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
+	       OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "allow-unlocked-memory", no_argument, NULL, OPT_UNLOCKED },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ 0 },
+	};
+	char *socket_path = NULL, *state_dir = NULL, *config_path = NULL;
+	bool foreground = false, allow_unlocked = false;
+	long workers_arg = -1;
+	unsigned workers;
+	int notify_fd = -1, opt, r;
+	Config config;
+	static Server server;
+	char err[512];
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_SOCKET: free(socket_path); socket_path = strdup(optarg); break;
+		case OPT_STATE: free(state_dir); state_dir = strdup(optarg); break;
+		case OPT_CONFIG: free(config_path); config_path = strdup(optarg); break;
+		case OPT_WORKERS: {
+			char *end;
+
+			errno = 0;
+			workers_arg = strtol(optarg, &end, 10);
+			if (errno || *end || workers_arg < 1 || workers_arg > 1024) {
+				fprintf(stderr, "sigild: --workers takes a number from 1 to 1024\n");
+				return 2;
+			}
+			break;
+		}
+		case OPT_FOREGROUND: foreground = true; break;
+		case OPT_UNLOCKED: allow_unlocked = true; break;
+		case OPT_VERBOSE: log_set_max_priority(LOG_PRIO_DEBUG); break;
+		case OPT_HELP: usage(stdout); return 0;
+		case OPT_VERSION: printf("sigild %s\n", SIGIL_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sigild: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	harden();
+	if (sodium_init() < 0) {
+		log_err("libsodium failed to initialise");
+		return 1;
+	}
+	config_init(&config);
+	if (config_path) {
+		r = config_load(&config, config_path, err, sizeof(err));
+		if (r) {
+			log_err("%s", err);
+			return 1;
+		}
+	}
+	if (!socket_path)
+		socket_path = default_socket();
+	if (!socket_path) {
+		log_err("no socket path: XDG_RUNTIME_DIR is not set; pass --socket PATH");
+		return 1;
+	}
+	if (!state_dir)
+		state_dir = default_state_dir();
+	if (!state_dir) {
+		log_err("no state directory: XDG_STATE_HOME and HOME are not set; pass --state-dir DIR");
+		return 1;
+	}
+	workers = workers_arg > 0 ? (unsigned)workers_arg : config.workers;
+	if (workers == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		workers = n > 0 ? (unsigned)n : 1;
+	}
+	{
+		char n[16];
+
+		/* libuv sizes its thread pool from this on first use */
+		snprintf(n, sizeof(n), "%u", workers);
+		setenv("UV_THREADPOOL_SIZE", n, 1);
+	}
+	config.workers = workers;
+
+	/* under systemd, never fork */
+	if (getenv("NOTIFY_SOCKET") || getenv("LISTEN_FDS") || getenv("INVOCATION_ID"))
+		foreground = true;
+	if (!foreground) {
+		r = daemonize(&notify_fd);
+		if (r < 0) {
+			log_err("cannot detach: %s", strerror(-r));
+			return 1;
+		}
+	}
+
+	/* after fork: memory locks are not inherited */
+	r = secmem_setup(allow_unlocked);
+	if (r < 0) {
+		log_err("cannot lock memory (mlock: %s): raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=) "
+		        "or pass --allow-unlocked-memory", strerror(-r));
+		return 1;
+	}
+
+	server.keystore = (Keystore)KEYSTORE_NULL(server.keystore);
+	r = keystore_open(&server.keystore, state_dir);
+	if (r) {
+		if (r < 0)
+			log_err("cannot open the keystore in %s: %s", state_dir, strerror(-r));
+		else
+			log_err("refusing to use state directory %s", state_dir);
+		return 1;
+	}
+	r = server_init(&server, uv_default_loop(), &config, config_path, workers);
+	if (r < 0) {
+		log_err("cannot start: %s", strerror(-r));
+		return 1;
+	}
+	r = server_listen(&server, socket_path);
+	if (r) {
+		if (r < 0)
+			log_err("cannot listen on %s: %s", socket_path, strerror(-r));
+		server_deinit(&server);
+		return 1;
+	}
+	log_info("sigild %s listening on %s, state in %s, %zu keys, %u workers, crypto %s", SIGIL_VERSION,
+	         server.socket_activated ? "(systemd socket)" : socket_path, state_dir,
+	         keystore_count(&server.keystore), workers, sigil_crypto_impl());
+	sd_notify(0, "READY=1");
+	server_notify_status(&server);
+	if (notify_fd >= 0) {
+		(void)!write(notify_fd, "1", 1);
+		close(notify_fd);
+	}
+
+	uv_run(server.loop, UV_RUN_DEFAULT);
+
+	server_deinit(&server);
+	r = uv_loop_close(server.loop);
+	if (r < 0)
+		log_debug("loop closed with handles open: %s", uv_strerror(r));
+	log_info("stopped");
+	free(socket_path);
+	free(state_dir);
+	free(config_path);
+	return 0;
+}

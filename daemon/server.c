@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server.c - the listening socket, peer checks, signals, systemd
+ * notification and orderly shutdown
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <sigil/crypto.h>
+
+#include "log.h"
+#include "secmem.h"
+#include "server.h"
+
+static void server_on_signal(uv_signal_t *h, int signum);
+static void server_on_tick(uv_timer_t *t);
+
+int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *config_path, unsigned workers)
+{
+	s->loop = loop;
+	s->config = *config;
+	s->config_path = config_path;
+	s->workers = workers;
+	s->start_ms = uv_now(loop);
+	uv_signal_init(loop, &s->sig_term);
+	uv_signal_init(loop, &s->sig_int);
+	uv_signal_init(loop, &s->sig_hup);
+	uv_timer_init(loop, &s->tick);
+	uv_timer_init(loop, &s->shutdown_timer);
+	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
+	s->tick.data = s->shutdown_timer.data = s;
+	uv_signal_start(&s->sig_term, server_on_signal, SIGTERM);
+	uv_signal_start(&s->sig_int, server_on_signal, SIGINT);
+	uv_signal_start(&s->sig_hup, server_on_signal, SIGHUP);
+	if (sd_watchdog_enabled(0, &s->watchdog_usec) <= 0)
+		s->watchdog_usec = 0;
+	{
+		uint64_t period = 1000;
+
+		if (s->watchdog_usec && s->watchdog_usec / 2000 < period)
+			period = s->watchdog_usec / 2000 ? s->watchdog_usec / 2000 : 1;
+		uv_timer_start(&s->tick, server_on_tick, period, period);
+	}
+	return 0;
+}
+
+static bool peer_allowed(const Server *s, const struct ucred *cred)
+{
+	if (cred->uid == 0 || cred->uid == geteuid())
+		return true;
+	for (size_t i = 0; i < s->config.n_allow_uids; i++)
+		if (s->config.allow_uids[i] == cred->uid)
+			return true;
+	for (size_t i = 0; i < s->config.n_allow_gids; i++)
+		if (s->config.allow_gids[i] == cred->gid)
+			return true;
+	return false;
+}
+
+static void server_on_connection(uv_stream_t *listener, int status)
+{
+	Server *s = listener->data;
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	socklen_t len = sizeof(cred);
+	uv_os_fd_t fd;
+	Conn *c;
+	int r;
+
+	if (status < 0) {
+		log_warn("accept failed: %s", uv_strerror(status));
+		return;
+	}
+	r = conn_new(&c, s);
+	if (r < 0) {
+		log_warn("cannot accept a connection: %s", strerror(-r));
+		return;
+	}
+	r = uv_accept(listener, (uv_stream_t *)&c->pipe);
+	if (r < 0) {
+		log_warn("accept failed: %s", uv_strerror(r));
+		conn_close(c);
+		return;
+	}
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_warn("cannot read the peer credentials of a connection; closing it");
+		conn_close(c);
+		return;
+	}
+	c->uid = cred.uid;
+	c->pid = cred.pid;
+	if (!peer_allowed(s, &cred)) {
+		char link[64], exe[PATH_MAX];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)cred.pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n < 0)
+			snprintf(exe, sizeof(exe), "?");
+		else
+			exe[n] = '\0';
+		log_warn("refused connection from uid %u gid %u pid %d (%s): not allowed", (unsigned)cred.uid,
+		         (unsigned)cred.gid, (int)cred.pid, exe);
+		c->close_after_write = true;
+		if (conn_send_error(c, false, 0, PROTO_E_DENIED, "this user may not use sigild (allow_uids/allow_gids)") >= 0 &&
+		    conn_idle(c))
+			conn_close(c);
+		return;
+	}
+	if (s->n_conns > s->config.max_connections) {
+		log_warn("refused connection from uid %u pid %d: max_connections (%u) reached", (unsigned)cred.uid,
+		         (int)cred.pid, s->config.max_connections);
+		c->close_after_write = true;
+		if (conn_send_error(c, false, 0, PROTO_E_BUSY, "too many connections") >= 0 && conn_idle(c))
+			conn_close(c);
+		return;
+	}
+	log_debug("connection from uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
+	conn_start(c);
+}
+
+/* Is a live sigild answering on path? */
+static int socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	r = r == 0 ? 1 : (errno == ECONNREFUSED || errno == ENOENT) ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+static int create_socket_dir(const Server *s, const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, s->config.has_socket_group ? 0710 : 0700) == 0) {
+		if (s->config.has_socket_group && chown(dir, (uid_t)-1, s->config.socket_group) < 0)
+			return -errno;
+		/* mkdir applies the umask */
+		if (chmod(dir, s->config.has_socket_group ? 0710 : 0700) < 0)
+			return -errno;
+		return 0;
+	}
+	if (errno == EEXIST)
+		return 0;
+	return -errno;
+}
+
+static int bind_socket(Server *s, const char *path, int *fdp)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_err("socket path %s is longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
+		return SERVER_E_BAD_PATH;
+	}
+	r = create_socket_dir(s, path);
+	if (r < 0) {
+		log_err("cannot create the directory of %s: %s", path, strerror(-r));
+		return SERVER_E_BAD_PATH;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_err("%s exists and is not a socket; refusing to replace it", path);
+			return SERVER_E_BAD_PATH;
+		}
+		r = socket_in_use(path);
+		if (r > 0) {
+			log_err("another sigild is listening on %s", path);
+			return SERVER_E_IN_USE;
+		}
+		if (r < 0) {
+			log_err("cannot check %s: %s", path, strerror(-r));
+			return SERVER_E_BAD_PATH;
+		}
+		log_info("replacing stale socket %s", path);
+		if (unlink(path) < 0 && errno != ENOENT) {
+			log_err("cannot remove stale socket %s: %s", path, strerror(errno));
+			return SERVER_E_BAD_PATH;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return error_origin(-errno);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0) {
+		r = -errno;
+		log_err("cannot bind %s: %s", path, strerror(errno));
+		close(fd);
+		return r;
+	}
+	if (s->config.has_socket_group) {
+		if (chown(path, (uid_t)-1, s->config.socket_group) < 0 || chmod(path, 0660) < 0) {
+			r = -errno;
+			log_err("cannot give %s to group %u: %s", path, (unsigned)s->config.socket_group, strerror(errno));
+			close(fd);
+			unlink(path);
+			return r;
+		}
+	} else if (chmod(path, 0600) < 0) {
+		r = -errno;
+		close(fd);
+		unlink(path);
+		return r;
+	}
+	if (listen(fd, SOMAXCONN) < 0) {
+		r = -errno;
+		close(fd);
+		unlink(path);
+		return error_origin(r);
+	}
+	s->socket_path = strdup(path);
+	if (!s->socket_path) {
+		close(fd);
+		unlink(path);
+		return -ENOMEM;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int server_listen(Server *s, const char *socket_path)
+{
+	int n = sd_listen_fds(1), fd, r;
+
+	if (n > 1) {
+		log_err("systemd passed %d sockets; sigild takes one", n);
+		return SERVER_E_BAD_PATH;
+	}
+	if (n == 1) {
+		fd = SD_LISTEN_FDS_START;
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			log_err("the socket systemd passed is not a listening Unix stream socket");
+			return SERVER_E_BAD_PATH;
+		}
+		s->socket_activated = true;
+		log_info("using the socket passed by systemd");
+	} else {
+		r = bind_socket(s, socket_path, &fd);
+		if (r)
+			return r;
+	}
+	r = uv_pipe_init(s->loop, &s->listener, 0);
+	if (r < 0)
+		return error_origin(r);
+	s->listener.data = s;
+	r = uv_pipe_open(&s->listener, fd);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&s->listener, NULL);
+		return error_origin(r);
+	}
+	r = uv_listen((uv_stream_t *)&s->listener, SOMAXCONN, server_on_connection);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&s->listener, NULL);
+		return error_origin(r);
+	}
+	s->listening = true;
+	return 0;
+}
+
+void server_notify_status(Server *s)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "STATUS=%zu keys, %llu connections, %llu in flight, %llu requests%s",
+	         keystore_count(&s->keystore), (unsigned long long)s->n_conns, (unsigned long long)s->inflight,
+	         (unsigned long long)s->requests, s->locked ? ", locked" : "");
+	if (strcmp(line, s->status_line) != 0) {
+		memcpy(s->status_line, line, sizeof(line));
+		sd_notify(0, line);
+	}
+}
+
+static void server_on_tick(uv_timer_t *t)
+{
+	Server *s = t->data;
+
+	if (s->watchdog_usec)
+		sd_notify(0, "WATCHDOG=1");
+	server_notify_status(s);
+}
+
+static void close_handle(uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+/* close every handle: the loop then ends */
+static void server_close_all(Server *s)
+{
+	while (s->conns)
+		conn_close(s->conns);
+	if (s->listening) {
+		close_handle((uv_handle_t *)&s->listener);
+		s->listening = false;
+	}
+	close_handle((uv_handle_t *)&s->sig_term);
+	close_handle((uv_handle_t *)&s->sig_int);
+	close_handle((uv_handle_t *)&s->sig_hup);
+	close_handle((uv_handle_t *)&s->tick);
+	close_handle((uv_handle_t *)&s->shutdown_timer);
+}
+
+void server_maybe_finish(Server *s)
+{
+	if (!s->shutting_down || s->inflight > 0)
+		return;
+	for (Conn *c = s->conns; c; c = c->next)
+		if (!conn_idle(c))
+			return;
+	server_close_all(s);
+}
+
+static void server_on_shutdown_timeout(uv_timer_t *t)
+{
+	Server *s = t->data;
+
+	log_warn("%llu requests still running after shutdown_timeout_s=%u; exiting without them",
+	         (unsigned long long)s->inflight, s->config.shutdown_timeout_s);
+	/* workers may still hold keys: wipe the secrets in place, then leave
+	 * without unmapping memory they use */
+	for (size_t i = 0; i < s->keystore.n_keys; i++)
+		if (s->keystore.keys[i]->secret)
+			sigil_wipe(s->keystore.keys[i]->secret, sizeof(KeySecret));
+	if (s->socket_path)
+		unlink(s->socket_path);
+	sd_notify(0, "STATUS=stopped (timeout)");
+	_exit(0);
+}
+
+static void server_shutdown(Server *s, const char *why)
+{
+	if (s->shutting_down)
+		return;
+	s->shutting_down = true;
+	log_info("%s: stopping; %llu requests in flight", why, (unsigned long long)s->inflight);
+	sd_notify(0, "STOPPING=1");
+	if (s->listening) {
+		close_handle((uv_handle_t *)&s->listener);
+		s->listening = false;
+	}
+	/* stop reading; close connections that have nothing left to send */
+	for (Conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		conn_process(c);
+	}
+	uv_timer_start(&s->shutdown_timer, server_on_shutdown_timeout, (uint64_t)s->config.shutdown_timeout_s * 1000, 0);
+	server_maybe_finish(s);
+}
+
+static void server_reload(Server *s)
+{
+	Config c;
+	char err[512];
+	int r;
+
+	if (!s->config_path) {
+		log_info("SIGHUP: no configuration file to reload");
+		return;
+	}
+	config_init(&c);
+	r = config_load(&c, s->config_path, err, sizeof(err));
+	if (r) {
+		log_err("SIGHUP: keeping the old configuration: %s", err);
+		return;
+	}
+	if (c.workers != s->config.workers)
+		log_warn("SIGHUP: 'workers' changes take effect at the next start");
+	if (c.has_socket_group != s->config.has_socket_group || c.socket_group != s->config.socket_group)
+		log_warn("SIGHUP: 'socket_group' changes take effect at the next start");
+	c.workers = s->config.workers;
+	c.has_socket_group = s->config.has_socket_group;
+	c.socket_group = s->config.socket_group;
+	s->config = c;
+	for (Conn *conn = s->conns; conn; conn = conn->next)
+		proto_reader_set_max_frame(conn->reader, c.max_request_size);
+	log_info("configuration reloaded from %s", s->config_path);
+}
+
+static void server_on_signal(uv_signal_t *h, int signum)
+{
+	Server *s = h->data;
+
+	if (signum == SIGHUP)
+		server_reload(s);
+	else
+		server_shutdown(s, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+void server_deinit(Server *s)
+{
+	keystore_close(&s->keystore);
+	if (s->socket_path && !s->socket_activated)
+		unlink(s->socket_path);
+	free(s->socket_path);
+	s->socket_path = NULL;
+}

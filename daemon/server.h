@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server.h - sigild's event loop objects: Server (listener, limits,
+ * signals, systemd), Conn (one client connection), Request (one request
+ * from decode to answer)
+ *
+ * Everything here runs on the libuv loop thread, except the work function
+ * of a Request, which runs on the libuv thread pool and touches only its
+ * Request (and the Key it holds a reference to).
+ */
+#ifndef SIGIL_DAEMON_SERVER_H
+#define SIGIL_DAEMON_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "config.h"
+#include "keystore.h"
+#include "proto.h"
+
+typedef struct Server Server;
+typedef struct Conn Conn;
+typedef struct Request Request;
+
+/* stop reading a connection once this many response bytes wait to be written */
+#define CONN_WRITE_HIGH (1u << 20)
+#define CONN_WRITE_LOW (256u << 10)
+
+struct Conn {
+	uv_pipe_t pipe;
+	uv_timer_t idle;       /* a started frame must complete in idle_timeout_s */
+	Server *server;
+	Conn *prev, *next;     /* server->conns */
+	ProtoReader *reader;
+	unsigned n_refs;       /* the open handles + each in-flight Request */
+	unsigned n_handles;    /* pipe, idle timer: closed ones count down */
+	uint64_t inflight;     /* requests on the thread pool */
+	size_t write_bytes;    /* queued in uv_write, not yet written */
+	bool reading;
+	bool closing;
+	bool close_after_write;/* a final error was queued */
+	uid_t uid;
+	pid_t pid;
+};
+
+struct Request {
+	uv_work_t work;
+	Conn *conn;
+	uint8_t *frame;        /* owned copy of the request bytes (wiped) */
+	size_t frame_len;
+	ProtoRequest req;
+	ProtoResponse resp;
+	Key *key;              /* sign, dh: the key used; generate/import: the new key */
+	bool *valid;           /* verify_batch */
+	int r;                 /* result of the work function */
+};
+
+struct Server {
+	uv_loop_t *loop;
+	uv_pipe_t listener;
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t tick;       /* status + watchdog */
+	uv_timer_t shutdown_timer;
+	Config config;
+	const char *config_path; /* NULL: defaults only */
+	Keystore keystore;
+	Conn *conns;
+	uint64_t n_conns;
+	uint64_t inflight;
+	uint64_t requests;
+	uint64_t start_ms;
+	unsigned workers;
+	uint64_t watchdog_usec;
+	bool locked;
+	bool shutting_down;
+	bool listening;
+	bool socket_activated;
+	char *socket_path;     /* unlinked at exit when we created it */
+	char status_line[256];
+};
+
+/* server.c */
+int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *config_path,
+                unsigned workers);
+/* listen on the fd given by systemd or bind socket_path. Return: 0, SERVER_E_* or -errno */
+int server_listen(Server *s, const char *socket_path);
+void server_deinit(Server *s);
+void server_conn_gone(Server *s, Conn *c);
+void server_maybe_finish(Server *s);
+void server_notify_status(Server *s);
+
+enum {
+	_SERVER_E_SUCCESS,
+	SERVER_E_IN_USE,   /* a live sigild answers on the socket path */
+	SERVER_E_BAD_PATH, /* the path exists and is not a socket, or its directory is unusable */
+};
+
+/* conn.c */
+int conn_new(Conn **connp, Server *s);
+void conn_start(Conn *c);
+void conn_close(Conn *c);
+void conn_unref(Conn *c);
+/* queue a response; frees nothing of resp. Return: 0 or -ENOMEM (then the connection is closed) */
+int conn_send_response(Conn *c, const ProtoResponse *resp);
+int conn_send_error(Conn *c, bool has_msgid, uint64_t msgid, ProtoError code, const char *message);
+/* resume reading and processing after writes drained or limits changed */
+void conn_process(Conn *c);
+bool conn_idle(const Conn *c);
+
+/* handler.c */
+void handler_dispatch(Conn *c, const uint8_t *frame, size_t len);
+
+#endif /* SIGIL_DAEMON_SERVER_H */

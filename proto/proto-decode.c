@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proto-decode.c - decode a request frame into a typed ProtoRequest
+ *
+ * Every parameter is type-checked. Binary values must be msgpack bin,
+ * names (labels, types, modes, policies) msgpack str, flags msgpack bool.
+ * Unknown fields are ignored; a missing required field is a bad_request
+ * that names it. The decoded request points into the frame (zero copy).
+ */
+#include <errno.h>
+#include <msgpack.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "proto-private.h"
+
+typedef struct Dec {
+	char *errmsg;
+} Dec;
+
+__attribute__((format(printf, 2, 3)))
+static int bad(Dec *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->errmsg, PROTO_MESSAGE_MAX, fmt, ap);
+	va_end(ap);
+	return PROTO_E_BAD_REQUEST;
+}
+
+static const msgpack_object *field(const msgpack_object *map, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (uint32_t i = 0; i < map->via.map.size; i++) {
+		const msgpack_object_kv *kv = &map->via.map.ptr[i];
+
+		if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == n &&
+		    memcmp(kv->key.via.str.ptr, name, n) == 0)
+			return &kv->val;
+	}
+	return NULL;
+}
+
+/* bin of exactly len bytes (len > 0) or at most max bytes (len == 0) */
+static int get_bin(Dec *d, const msgpack_object *map, const char *name, bool required,
+                   size_t len, size_t max, ProtoBytes *out, bool *presentp)
+{
+	const msgpack_object *o = field(map, name);
+
+	if (presentp)
+		*presentp = o != NULL;
+	if (!o) {
+		if (required)
+			return bad(d, "missing field '%s'", name);
+		*out = (ProtoBytes){ NULL, 0 };
+		return 0;
+	}
+	if (o->type != MSGPACK_OBJECT_BIN)
+		return bad(d, "field '%s' must be bin", name);
+	if (len && o->via.bin.size != len)
+		return bad(d, "field '%s' must be %zu bytes, got %u", name, len, o->via.bin.size);
+	if (!len && o->via.bin.size > max)
+		return bad(d, "field '%s' must be at most %zu bytes, got %u", name, max, o->via.bin.size);
+	out->data = (const uint8_t *)o->via.bin.ptr;
+	out->len = o->via.bin.size;
+	/* a zero-length bin may come with a NULL pointer: give a valid one */
+	if (!out->data)
+		out->data = (const uint8_t *)"";
+	return 0;
+}
+
+static int get_bool(Dec *d, const msgpack_object *map, const char *name, bool *out)
+{
+	const msgpack_object *o = field(map, name);
+
+	if (!o || o->type == MSGPACK_OBJECT_NIL) {
+		*out = false;
+		return 0;
+	}
+	if (o->type != MSGPACK_OBJECT_BOOLEAN)
+		return bad(d, "field '%s' must be a boolean", name);
+	*out = o->via.boolean;
+	return 0;
+}
+
+/* a str from a fixed set of names; def (>= 0) when absent, -1 if required */
+static int get_enum(Dec *d, const msgpack_object *map, const char *name, int def,
+                    int (*from)(const char *, size_t), const char *choices, int *out)
+{
+	const msgpack_object *o = field(map, name);
+	int v;
+
+	if (!o || o->type == MSGPACK_OBJECT_NIL) {
+		if (def < 0)
+			return bad(d, "missing field '%s'", name);
+		*out = def;
+		return 0;
+	}
+	if (o->type != MSGPACK_OBJECT_STR)
+		return bad(d, "field '%s' must be a string (%s)", name, choices);
+	v = from(o->via.str.ptr, o->via.str.size);
+	if (v < 0)
+		return bad(d, "field '%s' must be one of %s", name, choices);
+	*out = v;
+	return 0;
+}
+
+static int get_label(Dec *d, const msgpack_object *map, const char *name, char out[PROTO_LABEL_MAX + 1])
+{
+	const msgpack_object *o = field(map, name);
+
+	if (!o)
+		return bad(d, "missing field '%s'", name);
+	if (o->type != MSGPACK_OBJECT_STR)
+		return bad(d, "field '%s' must be a string", name);
+	if (!proto_label_valid(o->via.str.ptr, o->via.str.size))
+		return bad(d, "field '%s' must match [A-Za-z0-9._@+-]{1,64}", name);
+	memcpy(out, o->via.str.ptr, o->via.str.size);
+	out[o->via.str.size] = '\0';
+	return 0;
+}
+
+static int key_type_from(const char *s, size_t n)
+{
+	return proto_key_type_from_name(s, n);
+}
+
+/* mode + context + prehashed, shared by sign and verify */
+static int get_mode(Dec *d, const msgpack_object *p, ProtoSignMode *modep, ProtoBytes *ctxp,
+                    bool *prehashedp, const ProtoBytes *message)
+{
+	int mode = PROTO_MODE_PURE, r;
+	bool has_ctx;
+
+	r = get_enum(d, p, "mode", PROTO_MODE_PURE, proto__mode_from_name, "pure, ctx, ph", &mode);
+	if (r)
+		return r;
+	r = get_bin(d, p, "context", false, 0, PROTO_CONTEXT_MAX, ctxp, &has_ctx);
+	if (r)
+		return r;
+	r = get_bool(d, p, "prehashed", prehashedp);
+	if (r)
+		return r;
+	if (mode == PROTO_MODE_PURE && has_ctx)
+		return bad(d, "field 'context' needs mode 'ctx' or 'ph'");
+	if (mode == PROTO_MODE_CTX && ctxp->len == 0)
+		return bad(d, "field 'context' must be 1 to 255 bytes in mode 'ctx'");
+	if (*prehashedp && mode != PROTO_MODE_PH)
+		return bad(d, "field 'prehashed' needs mode 'ph'");
+	if (*prehashedp && message->len != PROTO_DIGEST_LEN)
+		return bad(d, "field 'message' must be the 64-byte SHA-512 digest when prehashed");
+	*modep = (ProtoSignMode)mode;
+	return 0;
+}
+
+static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
+{
+	int r, v = 0;
+
+	switch (req->method) {
+	case PROTO_METHOD_HELLO:
+	case PROTO_METHOD_STATUS:
+	case PROTO_METHOD_KEY_LIST:
+		return 0;
+	case PROTO_METHOD_KEY_GENERATE:
+		r = get_enum(d, p, "type", -1, key_type_from, "ed25519, x25519", &v);
+		if (r)
+			return r;
+		req->u.key_generate.type = (ProtoKeyType)v;
+		r = get_label(d, p, "label", req->u.key_generate.label);
+		if (r)
+			return r;
+		return get_bool(d, p, "exportable", &req->u.key_generate.exportable);
+	case PROTO_METHOD_KEY_IMPORT: {
+		ProtoBytes seed;
+
+		r = get_enum(d, p, "type", -1, key_type_from, "ed25519, x25519", &v);
+		if (r)
+			return r;
+		req->u.key_import.type = (ProtoKeyType)v;
+		r = get_label(d, p, "label", req->u.key_import.label);
+		if (r)
+			return r;
+		r = get_bin(d, p, "seed", true, PROTO_KEY_LEN, 0, &seed, NULL);
+		if (r)
+			return r;
+		req->u.key_import.seed = seed.data;
+		return get_bool(d, p, "exportable", &req->u.key_import.exportable);
+	}
+	case PROTO_METHOD_KEY_PUBLIC:
+		return get_label(d, p, "label", req->u.key_public.label);
+	case PROTO_METHOD_KEY_DELETE:
+		return get_label(d, p, "label", req->u.key_delete.label);
+	case PROTO_METHOD_SIGN:
+		r = get_label(d, p, "key", req->u.sign.label);
+		if (r)
+			return r;
+		r = get_bin(d, p, "message", true, 0, SIZE_MAX, &req->u.sign.message, NULL);
+		if (r)
+			return r;
+		return get_mode(d, p, &req->u.sign.mode, &req->u.sign.context, &req->u.sign.prehashed,
+		                &req->u.sign.message);
+	case PROTO_METHOD_VERIFY: {
+		ProtoBytes pk, sig;
+
+		r = get_bin(d, p, "public_key", true, PROTO_KEY_LEN, 0, &pk, NULL);
+		if (r)
+			return r;
+		r = get_bin(d, p, "message", true, 0, SIZE_MAX, &req->u.verify.message, NULL);
+		if (r)
+			return r;
+		r = get_bin(d, p, "signature", true, PROTO_SIG_LEN, 0, &sig, NULL);
+		if (r)
+			return r;
+		req->u.verify.public_key = pk.data;
+		req->u.verify.signature = sig.data;
+		r = get_enum(d, p, "policy", PROTO_POLICY_STRICT, proto__policy_from_name, "strict, zip215", &v);
+		if (r)
+			return r;
+		req->u.verify.policy = (ProtoPolicy)v;
+		return get_mode(d, p, &req->u.verify.mode, &req->u.verify.context,
+		                &req->u.verify.prehashed, &req->u.verify.message);
+	}
+	case PROTO_METHOD_VERIFY_BATCH: {
+		const msgpack_object *items = field(p, "items");
+		ProtoVerifyItem *out;
+
+		if (!items)
+			return bad(d, "missing field 'items'");
+		if (items->type != MSGPACK_OBJECT_ARRAY)
+			return bad(d, "field 'items' must be an array");
+		r = get_enum(d, p, "policy", PROTO_POLICY_STRICT, proto__policy_from_name, "strict, zip215", &v);
+		if (r)
+			return r;
+		req->u.verify_batch.policy = (ProtoPolicy)v;
+		out = calloc(items->via.array.size ? items->via.array.size : 1, sizeof(*out));
+		if (!out)
+			return -ENOMEM;
+		req->priv = out;
+		for (uint32_t i = 0; i < items->via.array.size; i++) {
+			const msgpack_object *it = &items->via.array.ptr[i];
+			ProtoBytes pk, sig;
+
+			if (it->type != MSGPACK_OBJECT_MAP)
+				return bad(d, "field 'items[%u]' must be a map", i);
+			r = get_bin(d, it, "public_key", true, PROTO_KEY_LEN, 0, &pk, NULL);
+			if (!r)
+				r = get_bin(d, it, "message", true, 0, SIZE_MAX, &out[i].message, NULL);
+			if (!r)
+				r = get_bin(d, it, "signature", true, PROTO_SIG_LEN, 0, &sig, NULL);
+			if (r) {
+				/* prefix the field name with the item index */
+				char tmp[PROTO_MESSAGE_MAX];
+
+				memcpy(tmp, d->errmsg, sizeof(tmp));
+				return bad(d, "items[%u]: %.200s", i, tmp);
+			}
+			out[i].public_key = pk.data;
+			out[i].signature = sig.data;
+		}
+		req->u.verify_batch.items = out;
+		req->u.verify_batch.n_items = items->via.array.size;
+		return 0;
+	}
+	case PROTO_METHOD_DH: {
+		ProtoBytes peer;
+
+		r = get_label(d, p, "key", req->u.dh.label);
+		if (r)
+			return r;
+		r = get_bin(d, p, "peer", true, PROTO_KEY_LEN, 0, &peer, NULL);
+		if (r)
+			return r;
+		req->u.dh.peer = peer.data;
+		return 0;
+	}
+	case PROTO_METHOD_LOCK:
+	case PROTO_METHOD_UNLOCK: {
+		const msgpack_object *o = field(p, "passphrase");
+
+		/* lock and unlock share one layout */
+		req->u.lock.has_passphrase = false;
+		if (!o || o->type == MSGPACK_OBJECT_NIL)
+			return 0;
+		if (o->type != MSGPACK_OBJECT_STR && o->type != MSGPACK_OBJECT_BIN)
+			return bad(d, "field 'passphrase' must be a string or bin");
+		if (o->via.str.size > PROTO_PASSPHRASE_MAX)
+			return bad(d, "field 'passphrase' must be at most %d bytes", PROTO_PASSPHRASE_MAX);
+		req->u.lock.has_passphrase = true;
+		req->u.lock.passphrase.data = (const uint8_t *)(o->via.str.ptr ? o->via.str.ptr : "");
+		req->u.lock.passphrase.len = o->via.str.size;
+		return 0;
+	}
+	default:
+		return bad(d, "internal: no decoder");
+	}
+}
+
+int proto_request_decode(ProtoRequest *req, bool *has_msgidp, const uint8_t *frame, size_t len,
+                         char errmsg[PROTO_MESSAGE_MAX])
+{
+	msgpack_unpacked u;
+	const msgpack_object *root, *a;
+	const msgpack_object *params;
+	static const msgpack_object empty_map = { .type = MSGPACK_OBJECT_MAP };
+	Dec d = { .errmsg = errmsg };
+	size_t off = 0;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	req->method = PROTO_METHOD_UNKNOWN;
+	*has_msgidp = false;
+	errmsg[0] = '\0';
+
+	msgpack_unpacked_init(&u);
+	r = msgpack_unpack_next(&u, (const char *)frame, len, &off);
+	if (r == MSGPACK_UNPACK_NOMEM_ERROR) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (r != MSGPACK_UNPACK_SUCCESS || off != len) {
+		r = bad(&d, "not a msgpack object");
+		goto out;
+	}
+	root = &u.data;
+	if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size < 3) {
+		r = bad(&d, "a request is [0, msgid, method, [params]]");
+		goto out;
+	}
+	a = root->via.array.ptr;
+	if (a[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		req->msgid = a[1].via.u64;
+		*has_msgidp = true;
+	}
+	if (root->via.array.size != 4 || a[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || a[0].via.u64 != 0) {
+		r = bad(&d, "a request is [0, msgid, method, [params]]");
+		goto out;
+	}
+	if (!*has_msgidp) {
+		r = bad(&d, "msgid must be an unsigned integer");
+		goto out;
+	}
+	if (a[2].type != MSGPACK_OBJECT_STR) {
+		r = bad(&d, "method must be a string");
+		goto out;
+	}
+	req->method = proto_method_from_name(a[2].via.str.ptr, a[2].via.str.size);
+	if (req->method == PROTO_METHOD_UNKNOWN) {
+		snprintf(errmsg, PROTO_MESSAGE_MAX, "unknown method '%.*s'",
+		         (int)(a[2].via.str.size > 64 ? 64 : a[2].via.str.size), a[2].via.str.ptr);
+		r = PROTO_E_UNKNOWN_METHOD;
+		goto out;
+	}
+	/* params: [map] per DESIGN.md; [] is accepted as an empty map */
+	if (a[3].type != MSGPACK_OBJECT_ARRAY || a[3].via.array.size > 1) {
+		r = bad(&d, "params must be an array holding one map");
+		goto out;
+	}
+	if (a[3].via.array.size == 0) {
+		params = &empty_map;
+	} else {
+		params = &a[3].via.array.ptr[0];
+		if (params->type != MSGPACK_OBJECT_MAP) {
+			r = bad(&d, "params must be an array holding one map");
+			goto out;
+		}
+	}
+	r = decode_params(&d, req, params);
+out:
+	msgpack_unpacked_destroy(&u);
+	return r;
+}
+
+void proto_request_deinit(ProtoRequest *req)
+{
+	free(req->priv);
+	req->priv = NULL;
+}
