@@ -25,6 +25,7 @@ _sigil()
 		w=${COMP_WORDS[i]}
 		case $w in
 		-s|--socket) sock=${COMP_WORDS[i+1]}; ((i++)) ;;
+		--timeout) ((i++)) ;;
 		--socket=*) sock=${w#--socket=} ;;
 		-*) ;;
 		*) if [[ -z $cmd ]]; then cmd=$w; fi ;;
@@ -32,7 +33,7 @@ _sigil()
 	done
 
 	case $prev in
-	-s|--socket|-o|--output|--pubkey)
+	-s|--socket|-o|--output|-p|--pubkey|-x|--signature|--peer-file|--passphrase-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return
@@ -41,26 +42,39 @@ _sigil()
 		COMPREPLY=($(compgen -W "$(_sigil_labels "$sock")" -- "$cur"))
 		return
 		;;
-	-t|--type)
+	--type)
 		COMPREPLY=($(compgen -W 'ed25519 x25519' -- "$cur"))
 		return
 		;;
-	-f|--format)
+	--format)
 		case $cmd in
-		pubkey) COMPREPLY=($(compgen -W 'openssh allowed-signers minisign signify raw hex' -- "$cur")) ;;
+		pubkey) COMPREPLY=($(compgen -W 'openssh allowed-signers minisign signify raw hex base64' -- "$cur")) ;;
+		import) COMPREPLY=($(compgen -W 'auto hex raw openssh minisign signify' -- "$cur")) ;;
+		verify) COMPREPLY=($(compgen -W 'auto sshsig minisign signify raw hex base64' -- "$cur")) ;;
 		*) COMPREPLY=($(compgen -W 'sshsig minisign signify raw hex base64' -- "$cur")) ;;
 		esac
+		return
+		;;
+	--mode)
+		COMPREPLY=($(compgen -W 'pure ctx ph' -- "$cur"))
+		return
+		;;
+	--policy)
+		COMPREPLY=($(compgen -W 'strict zip215' -- "$cur"))
 		return
 		;;
 	-n|--namespace)
 		COMPREPLY=($(compgen -W 'file' -- "$cur"))
 		return
 		;;
+	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer)
+		return
+		;;
 	esac
 
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '--socket --json --help --version' -- "$cur"))
+			COMPREPLY=($(compgen -W '--socket --json --timeout --help --version' -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$commands" -- "$cur"))
 		fi
@@ -79,7 +93,10 @@ _sigil()
 	pubkey|delete)
 		COMPREPLY=($(compgen -W "$(_sigil_labels "$sock")" -- "$cur"))
 		;;
-	sign|verify|import)
+	help)
+		COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+		;;
+	sign|verify|import|dh)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		;;
