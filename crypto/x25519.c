@@ -5,7 +5,8 @@
  *
  * Timing: constant time in the scalar (the ladder walks all 255 bits; a bit
  * only drives fe_cswap masks) and in u. The all-zero check ORs every output
- * byte before deciding.
+ * byte and computes the return value without a branch. The shared secret is
+ * not declassified; the public key of sigil_x25519_public is.
  */
 #include <stdint.h>
 #include <string.h>
@@ -82,11 +83,14 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 	fe_mul_ttt(&x2, &x2, &z2);
 	fe_tobytes(out, &x2);
 
-	/* The result is the caller's output: public from here on. */
-	CT_DECLASSIFY(out, 32);
+	/* The shared secret stays secret. Only whether it is all zero (a
+	 * small-order u, RFC 7748 section 6.1) becomes public: every byte is
+	 * ORed, then the one-bit answer is declassified for the return value. */
 	uint8_t acc = 0;
 	for (int i = 0; i < 32; i++)
 		acc |= out[i];
+	uint64_t is_zero = ct_iszero_u64(acc) & 1;
+	CT_DECLASSIFY(&is_zero, sizeof is_zero);
 
 	sigil_wipe(k, sizeof k);
 	sigil_wipe(&x2, sizeof x2);
@@ -107,7 +111,7 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 	sigil_wipe(&l2, sizeof l2);
 	sigil_wipe(&swap, sizeof swap);
 
-	return acc == 0 ? -1 : 0;
+	return -(int)is_zero;
 }
 
 /* pk = u([a] 9) for the clamped a, computed on the Edwards curve:
