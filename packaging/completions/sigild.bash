@@ -25,6 +25,6 @@ _sigild()
 	esac
 
 	COMPREPLY=($(compgen -W '--socket --state-dir --config --workers
-		--foreground --allow-unlocked-memory --help --version' -- "$cur"))
+		--foreground --allow-unlocked-memory --verbose --help --version' -- "$cur"))
 }
 complete -F _sigild sigild

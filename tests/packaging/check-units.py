@@ -14,6 +14,7 @@
   sends READY=1, WATCHDOG=1, and on SIGTERM STOPPING=1 and exits 0.
 """
 
+import fcntl
 import grp
 import os
 import re
@@ -205,21 +206,19 @@ def activation(tap, dest):
     })
     e.pop('LISTEN_PID', None)
     e.pop('WATCHDOG_PID', None)
+    # The listening socket goes to fd 3 (SD_LISTEN_FDS_START) through fd 5-9
+    # (dash knows one-digit fds only);
     # LISTEN_PID and WATCHDOG_PID must be sigild's pid: sh's $$ survives exec.
-    script = 'LISTEN_PID=$$ WATCHDOG_PID=$$ exec "$@"'
+    lfd = fcntl.fcntl(lsock.fileno(), fcntl.F_DUPFD, 5)
+    assert lfd <= 9, lfd
+    script = 'exec 3<&%d %d<&-; LISTEN_PID=$$ WATCHDOG_PID=$$ exec "$@"' % (lfd, lfd)
     cmd = ['/bin/sh', '-c', script, 'sh'] + argv
     if os.geteuid() != 0:
         cmd.append('--allow-unlocked-memory')
     tap.diag('$ ' + ' '.join(shlex.quote(a) for a in argv))
-    fd = lsock.fileno()
-
-    def child():
-        os.dup2(fd, 3)
-        os.set_inheritable(3, True)
-
     errlog = open(os.path.join(top, 'stderr'), 'w+')
-    p = subprocess.Popen(cmd, env=e, preexec_fn=child, pass_fds=(), stdout=errlog,
-                         stderr=errlog, close_fds=True)
+    p = subprocess.Popen(cmd, env=e, pass_fds=(lfd,), stdout=errlog, stderr=errlog)
+    os.close(lfd)
     lsock.close()
     try:
         ok, got = recv_notify(nsock, 'READY=1', 20)
