@@ -633,80 +633,6 @@ static void test_cmov_cswap_cneg(void **state)
 	}
 }
 
-/* out == each input, for the operations whose output type equals an input type */
-static void op_mul_ttt(void *o, const void *a, const void *b) { fe_mul_ttt(o, a, b); }
-static void op_mul_tll(void *o, const void *a, const void *b) { fe_mul_tll(o, a, b); }
-static void op_sq_tt(void *o, const void *a) { fe_sq_tt(o, a); }
-static void op_sq_tl(void *o, const void *a) { fe_sq_tl(o, a); }
-static void op_sq2_tt(void *o, const void *a) { fe_sq2_tt(o, a); }
-static void op_mul121666(void *o, const void *a) { fe_mul121666(o, a); }
-static void op_invert(void *o, const void *a) { fe_invert(o, a); }
-static void op_pow22523(void *o, const void *a) { fe_pow22523(o, a); }
-static void op_abs(void *o, const void *a) { fe_abs(o, a); }
-static void op_carry(void *o, const void *a) { fe_carry(o, a); }
-static void op_mul_gen(void *o, const void *a, const void *b) { fe_mul_generic(o, a, b); }
-static void op_sq_gen(void *o, const void *a) { fe_sq_generic(o, a); }
-static void op_sqrt_ratio(void *o, const void *a, const void *b) { fe_sqrt_ratio(o, a, b); }
-
-static void test_aliasing(void **state)
-{
-	th_rng_reset("fe-alias");
-	for (int i = 0; i < 500; i++) {
-		fe f, g;
-		fe_loose fl, gl;
-		rand_tight(&f);
-		rand_tight(&g);
-		rand_loose(&fl);
-		rand_loose(&gl);
-		th_check_alias2(op_mul_ttt, sizeof(fe), &f, &g);
-		th_check_alias2(op_mul_tll, sizeof(fe), &fl, &gl);
-		th_check_alias1(op_sq_tt, sizeof(fe), &f);
-		th_check_alias1(op_sq_tl, sizeof(fe), &fl);
-		th_check_alias1(op_sq2_tt, sizeof(fe), &f);
-		th_check_alias1(op_mul121666, sizeof(fe), &f);
-		th_check_alias1(op_abs, sizeof(fe), &f);
-		th_check_alias1(op_carry, sizeof(fe), &fl);
-		th_check_alias2(op_mul_gen, sizeof(fe), fl.v, gl.v);
-		th_check_alias1(op_sq_gen, sizeof(fe), fl.v);
-		th_check_alias2(op_sqrt_ratio, sizeof(fe), &f, &g);
-		if (i % 10 == 0) {
-			th_check_alias1(op_invert, sizeof(fe), &f);
-			th_check_alias1(op_pow22523, sizeof(fe), &f);
-		}
-		/* mixed types: one object seen as fe and as fe_loose (fe.h allows
-		 * out to be the same memory as an input of the other type) */
-		union {
-			fe t;
-			fe_loose l;
-		} m;
-		fe h;
-		fe_loose s;
-		fe_mul_tlt(&h, &fl, &g);
-		m.l = fl;
-		fe_mul_tlt(&m.t, &m.l, &g);
-		th_assert_bytes_eq(&m.t, &h, sizeof(fe));
-		fe_add(&s, &f, &f);
-		m.t = f;
-		fe_add(&m.l, &m.t, &m.t);
-		th_assert_bytes_eq(&m.l, &s, sizeof(fe));
-		fe_sub(&s, &f, &g);
-		m.t = f;
-		fe_sub(&m.l, &m.t, &g);
-		th_assert_bytes_eq(&m.l, &s, sizeof(fe));
-		m.t = g;
-		fe_sub(&m.l, &f, &m.t);
-		th_assert_bytes_eq(&m.l, &s, sizeof(fe));
-		fe_neg(&s, &f);
-		m.t = f;
-		fe_neg(&m.l, &m.t);
-		th_assert_bytes_eq(&m.l, &s, sizeof(fe));
-		fe_carry(&h, &fl);
-		m.l = fl;
-		fe_carry(&m.t, &m.l);
-		th_assert_bytes_eq(&m.t, &h, sizeof(fe));
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -720,7 +646,6 @@ int main(void)
 		cmocka_unit_test(test_bytes_round_trip),
 		cmocka_unit_test(test_predicates),
 		cmocka_unit_test(test_cmov_cswap_cneg),
-		cmocka_unit_test(test_aliasing),
 	};
 	return th_run_fixture(tests, setup, teardown);
 }

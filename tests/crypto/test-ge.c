@@ -470,30 +470,6 @@ static void test_precomp_select(void **state)
 		}
 }
 
-/* ---- aliasing (ge_p3 -> ge_p3 operations) ---- */
-
-static void op_p3_add(void *o, const void *a, const void *b) { ge_p3_add(o, a, b); }
-static void op_p3_sub(void *o, const void *a, const void *b) { ge_p3_sub(o, a, b); }
-static void op_p3_dbl(void *o, const void *a) { ge_p3_dbl_p3(o, a); }
-static void op_p3_neg(void *o, const void *a) { ge_p3_neg(o, a); }
-static void op_cofactor(void *o, const void *a) { ge_mul_by_cofactor(o, a); }
-
-static void test_aliasing(void **state)
-{
-	th_rng_reset("ge-alias");
-	for (int i = 0; i < 100; i++) {
-		uint8_t x[32], y[32];
-		ge_p3 P, Q;
-		rand_point(&P, x);
-		rand_point(&Q, y);
-		th_check_alias2(op_p3_add, sizeof(ge_p3), &P, &Q);
-		th_check_alias2(op_p3_sub, sizeof(ge_p3), &P, &Q);
-		th_check_alias1(op_p3_dbl, sizeof(ge_p3), &P);
-		th_check_alias1(op_p3_neg, sizeof(ge_p3), &P);
-		th_check_alias1(op_cofactor, sizeof(ge_p3), &P);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,7 +483,6 @@ int main(void)
 		cmocka_unit_test(test_small_order),
 		cmocka_unit_test(test_is_canonical),
 		cmocka_unit_test(test_precomp_select),
-		cmocka_unit_test(test_aliasing),
 	};
 	return th_run(tests);
 }

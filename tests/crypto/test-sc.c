@@ -3,7 +3,7 @@
  * test-sc.c - scalars mod L (crypto/sc.h) against OpenSSL's BIGNUM as the
  * oracle: sc_reduce, sc_muladd, sc_mul, sc_add, sc_neg on edge values (0, 1,
  * L-1, L, 2^256-1, 2^512-1, ...) and random ones; sc_is_canonical at the
- * edges; every function with its output aliasing each input.
+ * edges. (Aliasing: test-alias.c.)
  */
 #include "harness.h"
 
@@ -275,51 +275,6 @@ static void test_is_canonical(void **state)
 	}
 }
 
-/* ---- aliasing ---- */
-
-static void op_muladd(void *out, const void *a, const void *b, const void *c)
-{
-	sc_muladd(out, a, b, c);
-}
-
-static void op_mul(void *out, const void *a, const void *b)
-{
-	sc_mul(out, a, b);
-}
-
-static void op_add(void *out, const void *a, const void *b)
-{
-	sc_add(out, a, b);
-}
-
-static void op_neg(void *out, const void *a)
-{
-	sc_neg(out, a);
-}
-
-static void test_aliasing(void **state)
-{
-	th_rng_reset("sc-alias");
-	for (int i = 0; i < 500; i++) {
-		uint8_t a[32], b[32], c[32];
-		th_rand_weird32(a);
-		th_rand_weird32(b);
-		th_rand_weird32(c);
-		th_check_alias3(op_muladd, 32, a, b, c);
-		th_check_alias2(op_mul, 32, a, b);
-		th_check_alias2(op_add, 32, a, b);
-		th_check_alias1(op_neg, 32, a);
-		/* sc_reduce: out is the first half of its own 64-byte input */
-		uint8_t in[64], want[32];
-		th_randbytes(in, 64);
-		if (i % 2)
-			memset(in + 32 + th_rand_below(32), 0xff, 1);
-		sc_reduce(want, in);
-		sc_reduce(in, in);
-		th_assert_bytes_eq(in, want, 32);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,7 +282,6 @@ int main(void)
 		cmocka_unit_test(test_muladd),
 		cmocka_unit_test(test_mul_add_neg),
 		cmocka_unit_test(test_is_canonical),
-		cmocka_unit_test(test_aliasing),
 	};
 	return th_run_fixture(tests, setup, teardown);
 }
