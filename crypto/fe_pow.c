@@ -9,6 +9,8 @@
  */
 #include <stdint.h>
 
+#include <sigil/crypto.h>
+
 #include "ct.h"
 #include "fe.h"
 
@@ -50,6 +52,16 @@ static void fe_pow_2_250_1(fe *out, fe *z11, const fe *z)
 	fe_mul_ttt(&t, &t, &z2_100_0);   /* 2^200 - 2^0 */
 	fe_sq_n(&t, &t, 50);             /* 2^250 - 2^50 */
 	fe_mul_ttt(out, &t, &z2_50_0);   /* 2^250 - 2^0 */
+
+	/* powers of a secret (the ladder's z, a point's Z) */
+	sigil_wipe(&z2, sizeof z2);
+	sigil_wipe(&z9, sizeof z9);
+	sigil_wipe(&z2_5_0, sizeof z2_5_0);
+	sigil_wipe(&z2_10_0, sizeof z2_10_0);
+	sigil_wipe(&z2_20_0, sizeof z2_20_0);
+	sigil_wipe(&z2_50_0, sizeof z2_50_0);
+	sigil_wipe(&z2_100_0, sizeof z2_100_0);
+	sigil_wipe(&t, sizeof t);
 }
 
 /* h = f^(p-2) = f^(2^255 - 21). */
@@ -59,6 +71,8 @@ void fe_invert(fe *h, const fe *f)
 	fe_pow_2_250_1(&t, &z11, f); /* 2^250 - 1 */
 	fe_sq_n(&t, &t, 5);          /* 2^255 - 2^5 */
 	fe_mul_ttt(h, &t, &z11);     /* 2^255 - 21 */
+	sigil_wipe(&t, sizeof t);
+	sigil_wipe(&z11, sizeof z11);
 }
 
 /* h = f^((p-5)/8) = f^(2^252 - 3). */
@@ -69,6 +83,9 @@ void fe_pow22523(fe *h, const fe *f)
 	fe_pow_2_250_1(&t, &z11, &z); /* 2^250 - 1 */
 	fe_sq_n(&t, &t, 2);           /* 2^252 - 4 */
 	fe_mul_ttt(h, &t, &z);        /* 2^252 - 3 */
+	sigil_wipe(&t, sizeof t);
+	sigil_wipe(&z11, sizeof z11);
+	sigil_wipe(&z, sizeof z);
 }
 
 /* r = (u v^3) (u v^7)^((p-5)/8) is a square root of u/v when u/v is a
