@@ -895,7 +895,8 @@ out:
 
 /* minisign secret key: sig_alg "Ed" || kdf_alg(2) || chk_alg "B2" ||
  * kdf_salt(32) || opslimit(8) || memlimit(8) || keynum(8) || sk(64) || chk(32),
- * chk = BLAKE2b-256(sig_alg || keynum || sk). */
+ * chk = BLAKE2b-256(sig_alg || keynum || sk), or all zero in keys that
+ * minisign 0.11 -W writes unencrypted. */
 #define MINISIGN_SK_LEN (2 + 2 + 2 + 32 + 8 + 8 + 8 + 64 + 32)
 
 static int seed_minisign(uint8_t seed[32], const char *text, size_t len, const char **whyp)
@@ -919,18 +920,21 @@ static int seed_minisign(uint8_t seed[32], const char *text, size_t len, const c
 		*whyp = "unsupported minisign checksum algorithm";
 		goto out;
 	}
+	/* offsets: keynum at 2+2+2+32+8+8 = 54, sk at 62, chk at 126 */
 	memcpy(in, b, 2);
-	memcpy(in + 2, b + 62, 8 + 64);
+	memcpy(in + 2, b + 54, 8 + 64);
 	crypto_generichash(chk, sizeof(chk), in, sizeof(in), NULL, 0);
-	if (memcmp(chk, b + 62 + 8 + 64, 32) != 0) {
+	/* minisign 0.11 leaves chk all zero in unencrypted (-W) keys; the
+	 * seed-to-public-key check below still catches a corrupt key */
+	if (!sodium_is_zero(b + 126, 32) && memcmp(chk, b + 126, 32) != 0) {
 		*whyp = "minisign secret key checksum mismatch";
 		goto out;
 	}
-	if (seed_matches_pk(b + 70, b + 70 + 32) < 0) {
+	if (seed_matches_pk(b + 62, b + 62 + 32) < 0) {
 		*whyp = "inconsistent minisign secret key";
 		goto out;
 	}
-	memcpy(seed, b + 70, 32);
+	memcpy(seed, b + 62, 32);
 	*whyp = NULL;
 	ret = 0;
 out:

@@ -1223,8 +1223,13 @@ static int cmd_verify(int argc, char **argv)
 			break;
 		}
 	}
-	if (argc - optind != 1)
-		return usage_error("verify takes one FILE");
+	if (argc - optind < 1 || argc - optind > 2)
+		return usage_error("verify takes FILE [SIGNATURE]");
+	if (argc - optind == 2) {
+		if (a.sigpath)
+			return usage_error("give the signature once: -x or SIGNATURE");
+		a.sigpath = argv[optind + 1];
+	}
 	if (!!label == !!pubpath)
 		return usage_error("verify needs exactly one of --key NAME or --pubkey FILE");
 	if (strlen(a.ctx) > 255)
@@ -1274,9 +1279,10 @@ static int cmd_verify(int argc, char **argv)
 		sigil_client_free(cl);
 		memset(&a.pub, 0, sizeof(a.pub));
 		memcpy(a.pub.pk, k.public_key, 32);
-		/* sigil's own minisign/signify files carry the derived key number */
-		a.pub.has_keynum = 1;
-		format_keynum(a.pub.keynum, k.public_key);
+		/* No key number check: a key imported from minisign or signify
+		 * signs there under that tool's random key number, and sigil's
+		 * own files carry a derived one. The signature check decides. */
+		a.pub.has_keynum = 0;
 		a.keyname = label;
 	} else {
 		if (read_all_path(pubpath, 1024 * 1024, &pubdata, &publen) < 0) {
@@ -1349,8 +1355,17 @@ static int cmd_dh(int argc, char **argv)
 		if (c == OPT_PEER_FILE)
 			peerfile = optarg;
 	}
-	if (!label || !!peer == !!peerfile || argc != optind)
-		return usage_error("dh needs --key NAME and one of --peer HEX or --peer-file FILE");
+	if (argc - optind == 1 && !peer && !peerfile) {
+		/* positional PEER: hex digits, or a file holding the key */
+		if (strlen(argv[optind]) == 64 && format_hex_decode(peerpk, 32, argv[optind], 64) == 0)
+			peer = argv[optind];
+		else
+			peerfile = argv[optind];
+	} else if (argc != optind) {
+		return usage_error("dh takes at most one PEER");
+	}
+	if (!label || !!peer == !!peerfile)
+		return usage_error("dh needs --key NAME and one of --peer HEX, --peer-file FILE or PEER");
 	if (peer) {
 		if (format_hex_decode(peerpk, 32, peer, strlen(peer)) < 0)
 			return usage_error("--peer is 64 hex digits");
@@ -1574,21 +1589,22 @@ static const Cmd cmds[] = {
 	  "SSHSIG and minisign hash the file here (SHA-512, BLAKE2b-512) and send sigild only the\n"
 	  "small data to sign, so files of any size are streamed in bounded memory.\n" },
 	{ "verify", cmd_verify,
-	  "Usage: sigil verify (--pubkey FILE | --key NAME) [-x SIGNATURE] [--format FORMAT]\n"
-	  "                    [options] FILE\n"
+	  "Usage: sigil verify (--pubkey FILE | --key NAME) [--format FORMAT] [options]\n"
+	  "                    FILE [SIGNATURE]\n"
 	  "Check a detached signature of FILE locally (with sigil's crypto; sigild is asked only\n"
 	  "for the public key when --key is given). Exit 0 if valid, 1 if not.\n"
 	  "  -p, --pubkey FILE   public key: OpenSSH (.pub or allowed_signers), minisign, signify,\n"
 	  "                      raw, hex or base64\n"
 	  "  -k, --key NAME      take the public key of a key in sigild\n"
-	  "  -x, --signature F   the signature (default FILE.sig, else FILE.minisig)\n"
+	  "  -x, --signature F   the signature, also given as SIGNATURE (default FILE.sig,\n"
+	  "                      else FILE.minisig)\n"
 	  "      --format F      auto (default), sshsig, minisign, signify, raw, hex, base64\n"
 	  "  -n, --namespace NS  SSHSIG namespace that must match (default \"file\")\n"
 	  "  -I, --principal P   pick the allowed_signers line of principal P\n"
 	  "      --mode pure|ctx|ph, --context C   for raw/hex/base64 (default ph, as sign)\n"
 	  "      --policy strict|zip215            Ed25519 verification rules (default strict)\n" },
 	{ "dh", cmd_dh,
-	  "Usage: sigil dh --key NAME (--peer HEX | --peer-file FILE)\n"
+	  "Usage: sigil dh --key NAME (--peer HEX | --peer-file FILE | PEER)\n"
 	  "X25519 with the x25519 key NAME and the peer's public key; prints the shared secret (hex).\n" },
 	{ "lock", cmd_lock,
 	  "Usage: sigil lock [--passphrase-file FILE|- | --ask]\n"
