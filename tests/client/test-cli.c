@@ -11,6 +11,8 @@
  * sigild is printed and bounded.
  */
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +436,38 @@ static void test_tool_keys_imported(void **state)
 	EXPECT(1, "\"$SIGIL\" verify --pubkey fk.pub -x doc.txt.signify doc.txt", sigil);
 }
 
+/* The README's CI example, verbatim in spirit: start sigild (it detaches
+ * once it listens), import the release seed from a CI secret, sign; users
+ * verify with ssh-keygen. */
+static void test_ci_two_lines(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char sock[700];
+	int fd;
+
+	tc_need_tool("ssh-keygen");
+	write_data("app-1.0.tar.gz");
+	snprintf(sock, sizeof(sock), "%s/ci.sock", work);
+	EXPECT(0, "export RELEASE_SEED_HEX=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n') && "
+	          "'%s' --socket \"$PWD/ci.sock\" --state-dir \"$PWD/ci-state\" --allow-unlocked-memory && export SIGIL_SOCK=\"$PWD/ci.sock\"\n"
+	          "printf %%s \"$RELEASE_SEED_HEX\" | \"$SIGIL\" import release && \"$SIGIL\" sign --key release app-1.0.tar.gz\n"
+	          "\"$SIGIL\" pubkey --format allowed-signers release > allowed_signers.ci && "
+	          "ssh-keygen -Y verify -f allowed_signers.ci -I release -n file -s app-1.0.tar.gz.sig < app-1.0.tar.gz",
+	       sigil, tc_build_path("daemon/sigild"));
+	/* stop the detached daemon: its pid from the socket's peer credentials */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_true(strlen(sock) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len), 0);
+	close(fd);
+	assert_true(cred.pid > 1);
+	assert_int_equal(kill(cred.pid, SIGTERM), 0);
+}
+
 /* ---- 1 GiB ---- */
 
 /* The client holds a 1 MiB read buffer plus its libraries (about 3 MiB
@@ -516,6 +550,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dh),
 		cmocka_unit_test(test_sign_interop),
 		cmocka_unit_test(test_tool_keys_imported),
+		cmocka_unit_test(test_ci_two_lines),
 	};
 	const struct CMUnitTest big_tests[] = {
 		cmocka_unit_test(test_big_file),

@@ -6,6 +6,7 @@
  * and the transport errors.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,6 +425,88 @@ static void test_daemon_gone(void **state)
 	tc_daemon_stop(&d);
 }
 
+/* The version script: libsigil exports sigil_client_* and nothing else. */
+static void test_exports(void **state)
+{
+	TcResult r = tc_sh(NULL, NULL, "nm -D --defined-only '%s'", tc_build_path("client/libsigil.so"));
+	int n = 0, connect_seen = 0, many_seen = 0;
+	char *line, *save = NULL;
+
+	tc_expect(&r, 0);
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char addr[32], type[4], name[256];
+
+		if (sscanf(line, "%31s %3s %255s", addr, type, name) != 3)
+			fail_msg("unexpected nm line: %s", line);
+		if (strcmp(type, "A") == 0) /* the version node, SIGIL_0 */
+			continue;
+		if (!strstr(name, "@@SIGIL_0"))
+			fail_msg("%s is not in the SIGIL_0 version node", name);
+		*strstr(name, "@@") = '\0';
+		if (strncmp(name, "sigil_client_", 13) != 0)
+			fail_msg("libsigil exports %s (type %s)", name, type);
+		connect_seen |= strcmp(name, "sigil_client_connect") == 0;
+		many_seen |= strcmp(name, "sigil_client_verify_many") == 0;
+		n++;
+	}
+	printf("# libsigil exports %d symbols\n", n);
+	assert_true(connect_seen);
+	assert_true(many_seen);
+	assert_true(n >= 20);
+	tc_result_free(&r);
+}
+
+/* One connection per thread, the documented rule: threads run at once. */
+typedef struct ThreadArg {
+	int id;
+	int failures;
+	uint8_t pk[32];
+} ThreadArg;
+
+static void *thread_main(void *p)
+{
+	ThreadArg *a = p;
+	sigil_client *c = NULL;
+
+	if (sigil_client_connect(&c, daemon_.sock, 10000)) {
+		a->failures = 1000;
+		sigil_client_free(c);
+		return NULL;
+	}
+	for (int i = 0; i < 200; i++) {
+		uint8_t msg[16], sig[64];
+
+		memset(msg, a->id, sizeof(msg));
+		memcpy(msg, &i, sizeof(i));
+		if (sigil_client_sign(c, sig, "lib-threads", SIGIL_SIGN_PURE, msg, sizeof(msg), NULL, 0) ||
+		    sigil_ed25519_verify(sig, msg, sizeof(msg), a->pk, SIGIL_ED25519_STRICT) != 0)
+			a->failures++;
+	}
+	sigil_client_free(c);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	enum { T = 4 };
+	sigil_client *c = conn();
+	pthread_t th[T];
+	ThreadArg args[T];
+	sigil_key_info k;
+
+	assert_ok(c, sigil_client_key_generate(c, &k, SIGIL_KEY_ED25519, "lib-threads", 0));
+	sigil_client_free(c);
+	for (int i = 0; i < T; i++) {
+		args[i] = (ThreadArg){ .id = i };
+		memcpy(args[i].pk, k.public_key, 32);
+		assert_int_equal(pthread_create(&th[i], NULL, thread_main, &args[i]), 0);
+	}
+	for (int i = 0; i < T; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(args[i].failures, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +521,8 @@ int main(void)
 		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_lock_unlock),
 		cmocka_unit_test(test_daemon_gone),
+		cmocka_unit_test(test_exports),
+		cmocka_unit_test(test_threads),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
