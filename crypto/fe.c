@@ -41,20 +41,17 @@ typedef unsigned __int128 u128;
 #define FOUR_P0 ((uint64_t)0x1fffffffffffb4) /* 2^53 - 76 */
 #define FOUR_PN ((uint64_t)0x1ffffffffffffc) /* 2^53 - 4 */
 
+/* OR of the limbs, shifted: zero iff every limb is below the bound. */
 int fe_bounds_ok_tight(const fe *f)
 {
-	uint64_t bad = 0;
-	for (int i = 0; i < 5; i++)
-		bad |= f->v[i] >> 52;
-	return (int)(ct_nonzero_u64(bad) ^ 1);
+	uint64_t any = f->v[0] | f->v[1] | f->v[2] | f->v[3] | f->v[4];
+	return (int)((any >> 52) == 0);
 }
 
 int fe_bounds_ok_loose(const fe_loose *f)
 {
-	uint64_t bad = 0;
-	for (int i = 0; i < 5; i++)
-		bad |= f->v[i] >> 54;
-	return (int)(ct_nonzero_u64(bad) ^ 1);
+	uint64_t any = f->v[0] | f->v[1] | f->v[2] | f->v[3] | f->v[4];
+	return (int)((any >> 54) == 0);
 }
 
 /* The final carry of mul and sq, on the five 128-bit column sums.

@@ -18,7 +18,7 @@
  * (fe_equal, fe_iszero, fe_isnegative do).
  *
  * Aliasing: every function here allows its output to be the same object as
- * any of its inputs (the same memory for fe_copy_lt/fe_loose_to_fe casts).
+ * any of its inputs (fe_copy_lt: the same memory viewed as the other type).
  *
  * Timing: every function here is constant time (no branch, no memory index
  * and no loop bound depends on the value of an element).
@@ -49,7 +49,7 @@ int fe_bounds_ok_loose(const fe_loose *f);
 
 /* Leaf routines on raw limbs, the C twins of the future assembly
  * (crypto/asm, issue 10). h = f * g mod p, h = f^2 mod p.
- * Inputs: limbs < 2^54. Output: limbs < 2^51 except h[1] < 2^51 + 2^17.
+ * Inputs: limbs < 2^54. Output: limbs < 2^51 except h[1] < 2^51 + 2^18.
  * h may alias f and/or g. Constant time. */
 void fe_mul_generic(uint64_t h[5], const uint64_t f[5], const uint64_t g[5]);
 void fe_sq_generic(uint64_t h[5], const uint64_t f[5]);
@@ -81,11 +81,11 @@ void fe_neg(fe_loose *h, const fe *f);
 void fe_carry(fe *h, const fe_loose *f);
 
 /* h = f * g mod p. The letters name the bounds of h, f, g: t tight, l loose.
- * Output limbs < 2^51 + 2^17. */
+ * Output limbs < 2^51 + 2^18. */
 void fe_mul_ttt(fe *h, const fe *f, const fe *g);
 void fe_mul_tlt(fe *h, const fe_loose *f, const fe *g);
 void fe_mul_tll(fe *h, const fe_loose *f, const fe_loose *g);
-/* h = f^2 mod p (limbs < 2^51 + 2^17); h = 2 f^2 mod p (limbs < 2^51 + 2^8). */
+/* h = f^2 mod p (limbs < 2^51 + 2^18); h = 2 f^2 mod p (limbs < 2^51 + 2^8). */
 void fe_sq_tt(fe *h, const fe *f);
 void fe_sq_tl(fe *h, const fe_loose *f);
 void fe_sq2_tt(fe *h, const fe *f);

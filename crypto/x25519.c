@@ -32,8 +32,8 @@ static inline uint64_t scalar_bit(const uint8_t k[32], int t)
 SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32])
 {
 	uint8_t k[32];
-	fe x1, x2, z2, x3, z3, a, aa, b, bb, e, c, d, da, cb, t;
-	fe_loose l1, l2;
+	fe x1, x2, z2, x3, z3, aa, bb, e, da, cb, t;
+	fe_loose l1, la, lb, lc, ld;
 	uint64_t swap = 0;
 
 	/* Copies first: out may overlap scalar or u. */
@@ -52,24 +52,20 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 		fe_cswap(&z2, &z3, swap);
 		swap = bit;
 
-		fe_add(&l1, &x2, &z2);
-		fe_carry(&a, &l1);        /* A = x2 + z2 */
-		fe_sq_tt(&aa, &a);        /* AA = A^2 */
-		fe_sub(&l2, &x2, &z2);
-		fe_carry(&b, &l2);        /* B = x2 - z2 */
-		fe_sq_tt(&bb, &b);        /* BB = B^2 */
+		fe_add(&la, &x2, &z2);    /* A = x2 + z2 */
+		fe_sq_tl(&aa, &la);       /* AA = A^2 */
+		fe_sub(&lb, &x2, &z2);    /* B = x2 - z2 */
+		fe_sq_tl(&bb, &lb);       /* BB = B^2 */
 		fe_sub(&l1, &aa, &bb);
 		fe_carry(&e, &l1);        /* E = AA - BB */
-		fe_add(&l1, &x3, &z3);
-		fe_carry(&c, &l1);        /* C = x3 + z3 */
-		fe_sub(&l2, &x3, &z3);
-		fe_carry(&d, &l2);        /* D = x3 - z3 */
-		fe_mul_ttt(&da, &d, &a);  /* DA = D A */
-		fe_mul_ttt(&cb, &c, &b);  /* CB = C B */
+		fe_add(&lc, &x3, &z3);    /* C = x3 + z3 */
+		fe_sub(&ld, &x3, &z3);    /* D = x3 - z3 */
+		fe_mul_tll(&da, &ld, &la); /* DA = D A */
+		fe_mul_tll(&cb, &lc, &lb); /* CB = C B */
 		fe_add(&l1, &da, &cb);
 		fe_sq_tl(&x3, &l1);       /* x3 = (DA + CB)^2 */
-		fe_sub(&l2, &da, &cb);
-		fe_sq_tl(&t, &l2);
+		fe_sub(&l1, &da, &cb);
+		fe_sq_tl(&t, &l1);
 		fe_mul_ttt(&z3, &t, &x1); /* z3 = x1 (DA - CB)^2 */
 		fe_mul_ttt(&x2, &aa, &bb); /* x2 = AA BB */
 		fe_mul121666(&t, &e);
@@ -93,22 +89,22 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 	CT_DECLASSIFY(&is_zero, sizeof is_zero);
 
 	sigil_wipe(k, sizeof k);
+	sigil_wipe(&x1, sizeof x1);
 	sigil_wipe(&x2, sizeof x2);
 	sigil_wipe(&z2, sizeof z2);
 	sigil_wipe(&x3, sizeof x3);
 	sigil_wipe(&z3, sizeof z3);
-	sigil_wipe(&a, sizeof a);
 	sigil_wipe(&aa, sizeof aa);
-	sigil_wipe(&b, sizeof b);
 	sigil_wipe(&bb, sizeof bb);
 	sigil_wipe(&e, sizeof e);
-	sigil_wipe(&c, sizeof c);
-	sigil_wipe(&d, sizeof d);
 	sigil_wipe(&da, sizeof da);
 	sigil_wipe(&cb, sizeof cb);
 	sigil_wipe(&t, sizeof t);
 	sigil_wipe(&l1, sizeof l1);
-	sigil_wipe(&l2, sizeof l2);
+	sigil_wipe(&la, sizeof la);
+	sigil_wipe(&lb, sizeof lb);
+	sigil_wipe(&lc, sizeof lc);
+	sigil_wipe(&ld, sizeof ld);
 	sigil_wipe(&swap, sizeof swap);
 
 	return -(int)is_zero;
