@@ -14,9 +14,10 @@ crypto/: an exact piece of the real code and what it becomes. The script
      prints KILLED (a test failed or timed out), SURVIVED (every test passed)
      or STILLBORN (the mutant does not compile: not counted),
   4. with --ct, mutants tagged "ct" (a secret-dependent branch or index that
-     computes the same values) are also run against `meson test --suite ct`
-     (ctgrind) in a second copy built with -Dct_validation=true; the crypto
-     suite cannot kill those, ctgrind must,
+     computes the same values) are also run under ctgrind
+     (tests/ct/run-ctgrind.sh) in a second copy built with --buildtype=release
+     -Dct_validation=true: KILLED when Valgrind reports an error (the crypto
+     suite cannot kill those; ctgrind must),
   5. prints the totals and the total runtime.
 
 Usage: tests/mutants/mutate.py [--src DIR] [--work DIR] [--only ID,ID] [--check]
@@ -199,9 +200,22 @@ class Tree:
         self.env = dict(os.environ, MESON_TESTTHREADS=os.environ.get('MESON_TESTTHREADS', '2'))
 
     def compile(self):
+        if self.suite == 'ct':
+            return run(['ninja', '-C', self.build, 'tests/ct/ctgrind'], timeout=600)
         return run(['ninja', '-C', self.build], timeout=600)
 
     def test(self, maxfail=True, timeout=None):
+        if self.suite == 'ct':
+            # the verdict of Valgrind alone: a ct mutant computes the right
+            # values, so it is killed exactly when Memcheck reports an error
+            rc, out = run([os.path.join(self.src, 'tests/ct/run-ctgrind.sh'),
+                           os.path.join(self.build, 'tests/ct/ctgrind')],
+                          timeout=timeout or self.timeout)
+            if rc is None:
+                return None, out
+            if re.search(r'^ok \d+ - valgrind: 0 errors', out, re.M):
+                return 0, out
+            return 1, out
         cmd = ['meson', 'test', '-C', self.build, '--no-rebuild', '--suite', self.suite,
                '--print-errorlogs']
         if maxfail:
@@ -233,7 +247,8 @@ class Tree:
         dt = time.monotonic() - t0
         if rc != 0:
             print(out[-6000:])
-            sys.exit(f'mutate.py: suite {self.suite} FAILS on the unmutated tree: fix that first')
+            what = 'ctgrind reports errors' if self.suite == 'ct' else f'suite {self.suite} FAILS'
+            sys.exit(f'mutate.py: {what} on the unmutated tree: fix that first')
         return dt
 
     def try_mutant(self, m):
@@ -242,12 +257,17 @@ class Tree:
         try:
             rc, out = self.compile()
             if rc != 0:
-                err = [ln for ln in out.splitlines() if 'error' in ln]
+                err = [ln for ln in out.splitlines() if 'error:' in ln]
                 return 'STILLBORN', (err[0] if err else 'build failed')[:100]
             rc, out = self.test()
             if rc is None:
                 return 'KILLED', 'timeout'
             if rc != 0:
+                if self.suite == 'ct':
+                    mo = re.search(r'valgrind: (\d+) errors', out)
+                    where = re.search(r'^# ==\d+==    (?:at|by) 0x[0-9A-F]+: (\w+)', out, re.M)
+                    return 'KILLED', (f'{mo.group(1) if mo else "?"} Memcheck errors'
+                                      + (f', first in {where.group(1)}' if where else ''))
                 return 'KILLED', first_failure(out)
             return 'SURVIVED', 'every test passed'
         finally:
