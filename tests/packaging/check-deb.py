@@ -92,6 +92,12 @@ def scripts(tap, debs, top):
     tap.ok('systemd-sysusers' in post and 'sigil.conf' in post,
            'sigild postinst creates the sigil user with systemd-sysusers', post)
     tap.ok('systemd-tmpfiles' in post, 'sigild postinst applies tmpfiles.d/sigil.conf', post)
+    # tmpfiles.d/sigil.conf names user sigil: sysusers must run first.
+    i_users, i_tmp = post.find('systemd-sysusers'), post.find('systemd-tmpfiles')
+    i_sock = post.find("'sigild.socket'")
+    tap.ok(0 <= i_users < i_tmp and i_users < i_sock,
+           'postinst creates the user before tmpfiles and the units use it',
+           'sysusers at %d, tmpfiles at %d, socket at %d' % (i_users, i_tmp, i_sock))
     tap.ok(re.search(r'deb-systemd-helper .*sigild\.socket', post) is not None,
            'sigild postinst enables sigild.socket', post)
     tap.ok(re.search(r'--global', post) is None, 'the per-user units are not enabled for every user', post)
