@@ -25,7 +25,8 @@
  *   default 300 s in total, split equally between the targets.
  * Exit: 0 = control leaks and no target does; 1 = a target shows |t| > 10;
  *   2 = the control did not show |t| > 10 (the test proves nothing);
- *   3 = usage or setup error.
+ *   3 = usage or setup error; 4 = a target got too few measurements
+ *   (< MIN_SAMPLES after the warm-up batch): give it more --seconds.
  * Not a CI test: it measures the machine (see tests/ct/run-dudect.sh).
  */
 #include <errno.h>
@@ -366,7 +367,7 @@ int main(int argc, char **argv)
 	double seconds = 300;
 	size_t batch = 10000;
 	uint64_t seed = 0;
-	int have_seed = 0, chosen[NTARGETS] = { 0 }, nchosen = 0, control_ok = 1, leak = 0;
+	int have_seed = 0, chosen[NTARGETS] = { 0 }, nchosen = 0, control_ok = 1, leak = 0, few = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
@@ -431,7 +432,12 @@ int main(int argc, char **argv)
 		if (!chosen[k])
 			continue;
 		r = measure(&targets[k], seconds / nchosen, batch);
-		if (is_control) {
+		if (r.max_test < 0) {
+			verdict = "TOO FEW MEASUREMENTS: inconclusive (give it more --seconds)";
+			few = 1;
+			if (is_control)
+				control_ok = 0;
+		} else if (is_control) {
 			verdict = r.max_t > T_LEAK ? "leak found, as planted (harness works)" : "CONTROL NOT DETECTED: run proves nothing";
 			if (!(r.max_t > T_LEAK))
 				control_ok = 0;
@@ -452,5 +458,7 @@ int main(int argc, char **argv)
 		printf("dudect: the control was not run; the verdicts above are not checked\n");
 	if (!control_ok)
 		return 2;
-	return leak ? 1 : 0;
+	if (leak)
+		return 1;
+	return few ? 4 : 0;
 }

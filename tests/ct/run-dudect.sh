@@ -4,13 +4,15 @@
 # max |t| and the number of measurements per target.
 #
 #   run-dudect.sh [DUDECT_EXE] [--seconds S] [other dudect options]
-#   meson compile -C BUILD dudect       (run_target; 300 s)
-#   SIGIL_DUDECT_SECONDS=60 meson compile -C BUILD dudect
+#   ninja -C BUILD dudect                 (the run_target; 300 s)
+#   meson compile -C BUILD dudect:run     (the same)
+#   SIGIL_DUDECT_SECONDS=60 ninja -C BUILD dudect
 #
 # Default: 300 s in total (SIGIL_DUDECT_SECONDS overrides), split between
 # x25519, ed25519_sign, sc_reduce, sc_muladd and the control. Exit status is
 # dudect's: 0 clean and control detected, 1 a target leaks, 2 the control
-# was not detected (the run proves nothing), 3 usage. Not a CI test: the
+# was not detected (the run proves nothing), 3 usage, 4 a target got too
+# few measurements (inconclusive). Not a CI test: the
 # numbers depend on the machine and its load; use a quiet machine, a release
 # build (--buildtype=release), and record the output in docs/constant-time.md.
 set -u
