@@ -465,11 +465,43 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 #undef BAD
 }
 
+/* msgpack-c sizes its arrays and maps from their headers before it reads
+ * the elements, so a header claiming 2^32 entries in a 10-byte buffer would
+ * make it allocate gigabytes. ProtoReader checks that the frame is complete
+ * and within PROTO_MAX_OBJECTS_PER_FRAME first, whoever cut the frame. */
+static int frame_ok(const uint8_t *frame, size_t len)
+{
+	ProtoReader *reader;
+	const uint8_t *f;
+	size_t flen;
+	int r;
+
+	if (len == 0)
+		return PROTO_E_BAD_REQUEST;
+	r = proto_reader_new(&reader, len);
+	if (r < 0)
+		return r;
+	r = proto_reader_feed(reader, frame, len);
+	if (r == 0)
+		r = proto_reader_next(reader, &f, &flen) == PROTO_READER_FRAME && flen == len &&
+		            !proto_reader_partial(reader)
+		        ? 0
+		        : PROTO_E_BAD_REQUEST;
+	else if (r != -ENOMEM)
+		r = PROTO_E_BAD_REQUEST;
+	proto_reader_free(reader);
+	return r;
+}
+
 static int unpack_response(msgpack_unpacked *u, const uint8_t *frame, size_t len,
                            const msgpack_object **arrp)
 {
 	size_t off = 0;
 	const msgpack_object *a;
+	int r = frame_ok(frame, len);
+
+	if (r)
+		return r;
 
 	if (msgpack_unpack_next(u, (const char *)frame, len, &off) != MSGPACK_UNPACK_SUCCESS ||
 	    off != len)

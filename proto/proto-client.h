@@ -34,8 +34,11 @@ int proto_request_encode(ProtoBuf *out, const ProtoRequest *req);
 /**
  * proto_response_msgid() - read the msgid of a response frame, so that the
  * caller can look up which method it answers.
- * Return: 0 (msgid in *msgidp, or *has_msgidp false for a nil msgid) or
- * PROTO_E_BAD_REQUEST when the frame is not a response.
+ * Return: 0 (msgid in *msgidp, or *has_msgidp false for a nil msgid),
+ * -ENOMEM, or PROTO_E_BAD_REQUEST when the frame is not a response.
+ *
+ * Both decoders accept any bytes: the frame is checked with ProtoReader
+ * (complete, one object, bounded object count) before msgpack-c sees it.
  */
 int proto_response_msgid(const uint8_t *frame, size_t len, bool *has_msgidp, uint64_t *msgidp);
 

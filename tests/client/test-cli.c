@@ -468,6 +468,32 @@ static void test_ci_two_lines(void **state)
 	assert_int_equal(kill(cred.pid, SIGTERM), 0);
 }
 
+/* A progress bar on stderr when it is a terminal and the file is large
+ * (>= 64 MiB), none otherwise. script(1) gives the command a terminal. */
+static void test_progress_bar(void **state)
+{
+	TcResult r;
+
+	tc_need_tool("script");
+	EXPECT(0, "\"$SIGIL\" keygen prog-key && truncate -s 80M p80.bin && truncate -s 1M p1.bin", sigil);
+	r = RUN("script -qec '\"'\"$SIGIL\"'\" sign --key prog-key p80.bin' /dev/null", sigil);
+	tc_expect(&r, 0);
+	assert_non_null(strstr(r.out, "p80.bin ["));
+	assert_non_null(strstr(r.out, "100% 80/80 MiB"));
+	tc_result_free(&r);
+	/* small file on a terminal: no bar */
+	r = RUN("script -qec '\"'\"$SIGIL\"'\" sign --key prog-key p1.bin' /dev/null", sigil);
+	tc_expect(&r, 0);
+	assert_null(strstr(r.out, "MiB"));
+	tc_result_free(&r);
+	/* large file, stderr not a terminal: no bar */
+	r = RUN("\"$SIGIL\" sign --key prog-key -o p80.sig2 p80.bin", sigil);
+	tc_expect(&r, 0);
+	assert_null(strstr(r.out, "MiB"));
+	tc_result_free(&r);
+	EXPECT(0, "\"$SIGIL\" verify --key prog-key p80.bin && rm -f p80.bin p1.bin", sigil);
+}
+
 /* ---- 1 GiB ---- */
 
 /* The client holds a 1 MiB read buffer plus its libraries (about 3 MiB
@@ -551,6 +577,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sign_interop),
 		cmocka_unit_test(test_tool_keys_imported),
 		cmocka_unit_test(test_ci_two_lines),
+		cmocka_unit_test(test_progress_bar),
 	};
 	const struct CMUnitTest big_tests[] = {
 		cmocka_unit_test(test_big_file),
