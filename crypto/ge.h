@@ -123,9 +123,11 @@ void ge_precomp_select(ge_precomp *t, int pos, signed char b);
  * inputs only (verification). */
 void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                   const uint8_t b[32]);
-/* r = sum_{i<n} a_i P_i + b B (Straus, sliding windows); n <= GE_MSM_MAX.
+/* r = sum_{i<n} a_i P_i + b B (Straus: one chain of doublings, width-5 NAF
+ * of every scalar); 0 <= n <= GE_MSM_MAX. Uses about 1.8 KiB of stack per
+ * point (its odd multiples and digits), nothing on the heap.
  * Variable time: public inputs only (batch verification). */
-#define GE_MSM_MAX 32
+#define GE_MSM_MAX 16
 void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
                                  const uint8_t b[32]);
 
