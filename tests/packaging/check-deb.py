@@ -8,10 +8,12 @@ DEB_BUILD_OPTIONS="nocheck parallel=1": this suite is the check). Then:
 - each package holds its files, and the maintainer scripts parse and set up
   the sigil user (systemd-sysusers) and the socket unit;
 - apt resolves the packages' dependencies on this machine (simulated);
-- the packages are unpacked with dpkg -x into a throwaway root, and from
-  there `sigild --version` runs, the installed sigild serves a sign round trip
-  through the installed `sigil` command, and a program built against the
-  -dev packages' .pc files signs through libsigil and checks RFC 8032;
+- dpkg --root installs them into a throwaway root, maintainer scripts
+  included (chrootless, DPKG_ROOT): the sigil user, its directories and the
+  socket unit link appear there; from that root `sigild --version` runs, the
+  installed sigild serves a sign round trip through the installed `sigil`
+  command, and a program built against the -dev packages' .pc files signs
+  through libsigil and checks RFC 8032; dpkg --purge then cleans up;
 - lintian runs on the build; errors fail, warnings are listed.
 """
 
@@ -113,14 +115,69 @@ def apt_simulate(tap, debs):
            r.stdout[-3000:] + r.stderr)
 
 
-def unpack(tap, debs, root):
-    for name, f in sorted(debs.items()):
-        r = run(['dpkg-deb', '-x', f, root])
-        tap.ok(r.returncode == 0, 'dpkg -x %s into a throwaway root' % name, r.stderr)
+def dpkg_root(root, *args):
+    """dpkg on the throwaway root. The maintainer scripts run chrootless
+    with DPKG_ROOT set (debhelper's snippets then use --root), so they need
+    no shell inside the root; dependencies outside sigil (libc6, libuv1, ...)
+    are not in the root's database, hence --force-depends: apt_simulate
+    checks them against this machine instead. systemctl and
+    deb-systemd-invoke are shims on PATH, so that nothing reaches the host's
+    systemd."""
+    shims = os.path.join(os.path.dirname(root), 'shims')
+    if not os.path.isdir(shims):
+        os.mkdir(shims)
+        for tool in ('systemctl', 'deb-systemd-invoke'):
+            with open(os.path.join(shims, tool), 'w') as f:
+                f.write('#!/bin/sh\necho "%s $*" >> "%s"\n' % (tool, os.path.join(shims, 'log')))
+            os.chmod(os.path.join(shims, tool), 0o755)
+    e = dict(os.environ, PATH=shims + ':' + os.environ.get('PATH', '/usr/bin:/bin'))
+    return run(['dpkg', '--root=' + root, '--log=' + os.path.join(root, 'dpkg.log'),
+                '--force-script-chrootless', '--force-depends', '--force-not-root'] + list(args),
+               env=e, stderr=subprocess.STDOUT)
+
+
+def install_root(tap, debs, root):
+    """dpkg -i the six packages into a throwaway root, scripts included."""
+    for d in ('var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/lib/dpkg/triggers', 'etc'):
+        os.makedirs(os.path.join(root, d))
+    for f in ('var/lib/dpkg/status', 'var/lib/dpkg/available'):
+        open(os.path.join(root, f), 'w').close()
+    r = dpkg_root(root, '-i', *sorted(debs.values()))
+    tap.ok(r.returncode == 0, 'dpkg --root -i installs the six packages into a throwaway root', r.stdout[-4000:])
+    r = run(['dpkg-query', '--admindir=' + os.path.join(root, 'var/lib/dpkg'), '-W',
+             '-f=${Package} ${db:Status-Abbrev}\n'] + sorted(debs))
+    tap.ok(r.returncode == 0 and all(re.search(r'^%s ii ' % n, r.stdout, re.M) for n in debs),
+           'dpkg-query: all six packages are installed (ii)', r.stdout + r.stderr)
+    pw = os.path.join(root, 'etc/passwd')
+    pwtext = open(pw).read() if os.path.exists(pw) else ''
+    m = re.search(r'^sigil:x:(\d+):(\d+):', pwtext, re.M)
+    tap.ok(m is not None, 'postinst created user sigil in the root (systemd-sysusers --root)', pwtext)
+    for path, mode in (('var/lib/sigil', 0o700), ('run/sigil', 0o750)):
+        p = os.path.join(root, path)
+        st = os.stat(p) if os.path.isdir(p) else None
+        good = st is not None and st.st_mode & 0o7777 == mode
+        if good and m and os.geteuid() == 0:
+            good = (st.st_uid, st.st_gid) == (int(m.group(1)), int(m.group(2)))
+        tap.ok(good, 'postinst created /%s %04o sigil:sigil (systemd-tmpfiles --root)' % (path, mode),
+               'stat: %r' % (st,))
+    link = os.path.join(root, 'etc/systemd/system/sockets.target.wants/sigild.socket')
+    tap.ok(os.path.islink(link) and os.readlink(link).endswith('/systemd/system/sigild.socket'),
+           'postinst enabled sigild.socket (sockets.target.wants)', link)
+    tap.ok(not os.path.exists(os.path.join(root, 'etc/systemd/system/multi-user.target.wants/sigild.service')),
+           'sigild.service itself is not enabled: it starts on demand')
     multiarch = run(['dpkg-architecture', '-qDEB_HOST_MULTIARCH']).stdout.strip()
     libdir = os.path.join(root, 'usr/lib', multiarch)
     e = dict(os.environ, LD_LIBRARY_PATH=libdir)
     return e, libdir
+
+
+def purge_root(tap, debs, root):
+    r = dpkg_root(root, '--purge', *sorted(debs))
+    tap.ok(r.returncode == 0, 'dpkg --root --purge removes the six packages', r.stdout[-4000:])
+    left = [p for p in ('usr/sbin/sigild', 'usr/bin/sigil', 'etc/sigil/sigil.conf',
+                        'etc/systemd/system/sockets.target.wants/sigild.socket')
+            if os.path.lexists(os.path.join(root, p))]
+    tap.ok(not left, 'purge leaves no binaries, conffiles or unit links behind', left)
 
 
 def start_sigild(tap, sigild, e, top):
@@ -243,9 +300,9 @@ def main():
     scripts(tap, debs, top)
     apt_simulate(tap, debs)
     root = os.path.join(top, 'root')
-    os.mkdir(root)
-    e, libdir = unpack(tap, debs, root)
+    e, libdir = install_root(tap, debs, root)
     round_trip(tap, root, e, libdir, top)
+    purge_root(tap, debs, root)
     lintian(tap, out)
     tap.done()
 
