@@ -40,6 +40,8 @@
 /* Pure-mode signatures send the whole file; keep them well inside the
  * daemon's default frame limit (64 MiB). */
 #define PURE_MAX (48u * 1024 * 1024)
+/* secret key files are small; anything larger is not one */
+#define IMPORT_MAX (64u * 1024)
 
 typedef struct Opts {
 	const char *socket;
@@ -183,6 +185,52 @@ static int read_all_path(const char *path, size_t max, uint8_t **datap, size_t *
 		close(fd);
 	errno = e;
 	return r;
+}
+
+/* Reads a secret (key file, passphrase) into the caller's fixed buffer:
+ * no realloc, so no stray copies are left in freed memory. Stops at EOF, or
+ * at the first newline when one_line. Returns the length, or -1 (errno
+ * EFBIG when it does not fit). */
+static ssize_t read_secret_fd(int fd, uint8_t *buf, size_t cap, bool one_line)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			errno = EFBIG;
+			return -1;
+		}
+		n = read(fd, buf + len, one_line ? 1 : cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (one_line && buf[len - 1] == '\n')
+			break;
+	}
+	return (ssize_t)len;
+}
+
+static ssize_t read_secret_path(const char *path, uint8_t *buf, size_t cap)
+{
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	n = read_secret_fd(fd, buf, cap, false);
+	e = errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	errno = e;
+	return n;
 }
 
 /* Writes data to path atomically (temporary file + rename), or to stdout
@@ -416,6 +464,7 @@ static int cmd_import(int argc, char **argv)
 	const char *path = "-", *why;
 	uint8_t *data = NULL, seed[32];
 	size_t len = 0;
+	ssize_t n;
 	sigil_client *cl;
 	sigil_key_info k;
 	sigil_error e;
@@ -438,16 +487,23 @@ static int cmd_import(int argc, char **argv)
 	if (type == SIGIL_KEY_X25519 && kind != FORMAT_SK_AUTO && kind != FORMAT_SK_HEX &&
 	    kind != FORMAT_SK_RAW)
 		return usage_error("x25519 keys are imported from a hex or raw 32-byte scalar");
-	if (read_all_path(path, 1024 * 1024, &data, &len) < 0) {
-		err("cannot read %s: %s", path, strerror(errno));
+	data = sodium_malloc(IMPORT_MAX); /* guarded, wiped on sodium_free */
+	if (!data) {
+		err("out of memory");
 		return EXIT_USAGE;
 	}
+	n = read_secret_path(path, data, IMPORT_MAX);
+	if (n < 0) {
+		err("cannot read %s: %s", path, errno == EFBIG ? "larger than a key file" : strerror(errno));
+		sodium_free(data);
+		return EXIT_USAGE;
+	}
+	len = (size_t)n;
 	r = format_seed_parse(seed, type == SIGIL_KEY_X25519 && kind == FORMAT_SK_AUTO
 	                                ? (len == 32 ? FORMAT_SK_RAW : FORMAT_SK_HEX)
 	                                : kind,
 	                      data, len, &why);
-	sodium_memzero(data, len);
-	free(data);
+	sodium_free(data);
 	if (r < 0) {
 		err("%s: %s", path, why);
 		return EXIT_USAGE;
@@ -1400,46 +1456,53 @@ static int cmd_dh(int argc, char **argv)
 	return ex;
 }
 
-/* Reads one line of passphrase from path ("-" stdin), or prompts on the
- * terminal without echo when path is NULL. */
+/* Reads one line of passphrase from path ("-" stdin), or asks on the
+ * terminal without echo when path is NULL. The result is in locked,
+ * guarded memory (sodium_malloc); release it with sodium_free. */
 static char *read_passphrase(const char *path)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f;
+	const size_t cap = 1024 + 2; /* PROTO_PASSPHRASE_MAX + newline + NUL */
 	struct termios old, noecho;
 	bool tty = false;
+	ssize_t n;
+	char *pass;
+	int fd;
 
 	if (path && strcmp(path, "-") != 0)
-		f = fopen(path, "re");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	else if (path)
-		f = stdin;
+		fd = STDIN_FILENO;
 	else
-		f = fopen("/dev/tty", "r+e");
-	if (!f)
+		fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
 		return NULL;
-	if (!path && tcgetattr(fileno(f), &old) == 0) {
+	pass = sodium_malloc(cap);
+	if (!pass) {
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return NULL;
+	}
+	if (!path && tcgetattr(fd, &old) == 0) {
 		noecho = old;
 		noecho.c_lflag &= ~(tcflag_t)ECHO;
-		tty = tcsetattr(fileno(f), TCSAFLUSH, &noecho) == 0;
-		fputs("Passphrase: ", f);
-		fflush(f);
+		tty = tcsetattr(fd, TCSAFLUSH, &noecho) == 0;
+		(void)!write(fd, "Passphrase: ", 12);
 	}
-	n = getline(&line, &cap, f);
+	n = read_secret_fd(fd, (uint8_t *)pass, cap - 1, true);
 	if (tty) {
-		(void)tcsetattr(fileno(f), TCSAFLUSH, &old);
-		fputc('\n', f);
+		(void)tcsetattr(fd, TCSAFLUSH, &old);
+		(void)!write(fd, "\n", 1);
 	}
-	if (f != stdin)
-		fclose(f);
+	if (fd != STDIN_FILENO)
+		close(fd);
 	if (n < 0) {
-		free(line);
+		sodium_free(pass);
 		return NULL;
 	}
-	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	return line;
+	while (n && (pass[n - 1] == '\n' || pass[n - 1] == '\r'))
+		n--;
+	pass[n] = '\0';
+	return pass;
 }
 
 static int cmd_lock_unlock(int argc, char **argv, bool lock)
@@ -1483,10 +1546,8 @@ static int cmd_lock_unlock(int argc, char **argv, bool lock)
 		printf("{\"locked\":%s}\n", lock ? "true" : "false");
 	sigil_client_free(cl);
 out:
-	if (pass) {
-		sigil_wipe(pass, strlen(pass));
-		free(pass);
-	}
+	if (pass)
+		sodium_free(pass); /* wipes */
 	return ex;
 }
 

@@ -207,8 +207,14 @@ static void test_status_lock_unlock(void **state)
 	tc_expect(&r, 4);
 	assert_non_null(strstr(r.out, "locked"));
 	tc_result_free(&r);
-	EXPECT(0, "\"$SIGIL\" unlock", sigil);
+	EXPECT(0, "printf 'a passphrase\\n' | \"$SIGIL\" unlock --passphrase-file -", sigil);
 	EXPECT(0, "\"$SIGIL\" sign --key cli-lock lockdata", sigil);
+	EXPECT(0, "\"$SIGIL\" lock && printf 'pw' > pw.txt && \"$SIGIL\" --json unlock --passphrase-file pw.txt", sigil);
+	EXPECT(2, "\"$SIGIL\" unlock --passphrase-file no-such-file", sigil);
+	EXPECT(2, "head -c 2000 /dev/zero | tr '\\0' x | \"$SIGIL\" unlock --passphrase-file -", sigil); /* too long */
+	EXPECT(0, "\"$SIGIL\" unlock && \"$SIGIL\" sign --key cli-lock lockdata", sigil);
+	/* a key file larger than any key file */
+	EXPECT(2, "head -c 100000 /dev/zero | \"$SIGIL\" import too-big", sigil);
 }
 
 static void test_dh(void **state)
