@@ -5,9 +5,10 @@
  * for the line files in vectors/, a seeded RNG with edge-value generators,
  * and aliasing checkers.
  *
- * Include after <stdarg.h>, <stddef.h>, <setjmp.h>, <cmocka.h> (the test's
- * own includes); harness functions report failures through cmocka, so a
- * failed check fails the running test and names the file and line.
+ * It includes <cmocka.h> with the headers cmocka needs before it. Harness
+ * checks report failures through cmocka, so a failed check fails the
+ * running test and names the file and line. Tests print nothing on stdout
+ * (cmocka writes TAP there); diagnostics go to stderr.
  */
 #ifndef SIGIL_TEST_HARNESS_H
 #define SIGIL_TEST_HARNESS_H
