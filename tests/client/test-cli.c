@@ -409,6 +409,16 @@ static void test_tool_keys_imported(void **state)
 	EXPECT(0, "ssh-keygen -Y sign -f idk -n file doc.txt", sigil);
 	EXPECT(0, "\"$SIGIL\" verify --key ssh-imp doc.txt", sigil);
 	EXPECT(0, "\"$SIGIL\" verify --pubkey idk.pub doc.txt", sigil);
+	/* SSHSIG with SHA-256 (ssh-keygen -O hashalg=sha256) */
+	EXPECT(0, "ssh-keygen -Y sign -f idk -n file -O hashalg=sha256 < doc.txt > doc.txt.sha256sig && "
+	          "grep -q 'BEGIN SSH SIGNATURE' doc.txt.sha256sig", sigil);
+	{
+		TcResult r = RUN("\"$SIGIL\" verify --pubkey idk.pub -x doc.txt.sha256sig doc.txt", sigil);
+
+		tc_expect(&r, 0);
+		assert_non_null(strstr(r.out, "sha256"));
+		tc_result_free(&r);
+	}
 	EXPECT(0, "\"$SIGIL\" sign --key ssh-imp -o doc.txt.sigil.sig doc.txt && "
 	          "echo \"ci $(cat idk.pub)\" > allowed && "
 	          "ssh-keygen -Y verify -f allowed -I ci -n file -s doc.txt.sigil.sig < doc.txt", sigil);
@@ -423,6 +433,10 @@ static void test_tool_keys_imported(void **state)
 	EXPECT(0, "minisign -S -s mk.key -m doc.txt -t 'by minisign'", sigil);
 	EXPECT(0, "\"$SIGIL\" verify --pubkey mk.pub doc.txt doc.txt.minisig", sigil);
 	EXPECT(0, "\"$SIGIL\" verify --key mini-imp -x doc.txt.minisig doc.txt", sigil);
+	/* the legacy (non-prehashed) form, minisign -l */
+	EXPECT(0, "minisign -S -l -s mk.key -m doc.txt -x doc.legacy.minisig && "
+	          "sed -n 2p doc.legacy.minisig | base64 -d | head -c 2 | grep -q Ed", sigil);
+	EXPECT(0, "\"$SIGIL\" verify --pubkey mk.pub -x doc.legacy.minisig doc.txt", sigil);
 	EXPECT(0, "\"$SIGIL\" sign --key mini-imp --format minisign -o doc.sigil.minisig doc.txt && "
 	          "\"$SIGIL\" pubkey --format minisign mini-imp > mini-imp.pub && "
 	          "minisign -V -p mini-imp.pub -x doc.sigil.minisig -m doc.txt", sigil);
@@ -439,6 +453,8 @@ static void test_tool_keys_imported(void **state)
 	EXPECT(0, "printf 'x' >> doc.txt", sigil);
 	EXPECT(1, "\"$SIGIL\" verify --pubkey idk.pub doc.txt", sigil);
 	EXPECT(1, "\"$SIGIL\" verify --pubkey mk.pub doc.txt doc.txt.minisig", sigil);
+	EXPECT(1, "\"$SIGIL\" verify --pubkey mk.pub -x doc.legacy.minisig doc.txt", sigil);
+	EXPECT(1, "\"$SIGIL\" verify --pubkey idk.pub -x doc.txt.sha256sig doc.txt", sigil);
 	EXPECT(1, "\"$SIGIL\" verify --pubkey fk.pub -x doc.txt.signify doc.txt", sigil);
 }
 
