@@ -18,6 +18,7 @@ import fcntl
 import grp
 import os
 import re
+import resource
 import shlex
 import signal
 import socket
@@ -130,22 +131,33 @@ def recv_notify(sock, want, timeout):
     return False, got
 
 
-def hello(path):
-    """One msgpack-rpc hello over the socket; returns the response."""
+def rpc(path, calls):
+    """msgpack-rpc calls [(method, params)] on one connection, in order;
+    returns the responses."""
     import msgpack
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)
     s.connect(path)
-    s.sendall(msgpack.packb([0, 1, 'hello', [{}]]))
     u = msgpack.Unpacker(raw=False)
-    while True:
-        data = s.recv(65536)
-        if not data:
-            raise EOFError('connection closed before the answer')
-        u.feed(data)
-        for obj in u:
-            s.close()
-            return obj
+    out = []
+    for msgid, (method, params) in enumerate(calls, 1):
+        s.sendall(msgpack.packb([0, msgid, method, [params]], use_bin_type=True))
+        while len(out) < msgid:
+            data = s.recv(65536)
+            if not data:
+                raise EOFError('connection closed before the answer to ' + method)
+            u.feed(data)
+            out.extend(u)
+    s.close()
+    return out
+
+
+def size_bytes(v):
+    """A systemd size (64M, 8K, 1G, 123) in bytes (base 1024)."""
+    m = re.fullmatch(r'(\d+)([KMGT]?)', v.strip())
+    if not m:
+        raise ValueError(v)
+    return int(m.group(1)) * 1024 ** ' KMGT'.index(m.group(2) or ' ')
 
 
 def activation(tap, dest):
@@ -212,7 +224,29 @@ def activation(tap, dest):
     lfd = fcntl.fcntl(lsock.fileno(), fcntl.F_DUPFD, 5)
     assert lfd <= 9, lfd
     script = 'exec 3<&%d %d<&-; LISTEN_PID=$$ WATCHDOG_PID=$$ exec "$@"' % (lfd, lfd)
-    cmd = ['/bin/sh', '-c', script, 'sh'] + argv
+    # The unit's limits (LimitMEMLOCK=, LimitCORE=) through prlimit and, as
+    # root, its unprivileged user (User=, CapabilityBoundingSet=,
+    # NoNewPrivileges=) through setpriv, with uid/gid 65534 standing in for
+    # the sigil user. mlock must then work within LimitMEMLOCK.
+    memlock = size_bytes(unit_value(unit, 'LimitMEMLOCK')[0])
+    hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    if hard != resource.RLIM_INFINITY and hard < memlock:
+        # Raising it needs CAP_SYS_RESOURCE, which systemd has and this
+        # process may lack (containers): a lower limit is a harder test.
+        tap.diag('LimitMEMLOCK=%d is above our hard limit %d: using %d' % (memlock, hard, hard))
+        memlock = hard
+    core = size_bytes(unit_value(unit, 'LimitCORE')[0])
+    wrap = ['prlimit', '--memlock=%d:%d' % (memlock, memlock), '--core=%d:%d' % (core, core), '--']
+    if os.geteuid() == 0:
+        wrap += ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs',
+                 '--inh-caps=-all', '--bounding-set=-all', '--']
+        for d in (rundir, statedir):
+            os.chown(d, 65534, 65534)
+        for d in (top, dest):
+            os.chmod(d, 0o755)
+        os.chmod(npath, 0o666)
+        tap.diag('running as uid 65534 with RLIMIT_MEMLOCK %d, no capabilities, no_new_privs' % memlock)
+    cmd = ['/bin/sh', '-c', script, 'sh'] + wrap + argv
     if os.geteuid() != 0:
         cmd.append('--allow-unlocked-memory')
     tap.diag('$ ' + ' '.join(shlex.quote(a) for a in argv))
@@ -224,12 +258,28 @@ def activation(tap, dest):
         ok, got = recv_notify(nsock, 'READY=1', 20)
         tap.ok(ok, 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
         try:
-            resp = hello(sockpath)
-            good = (isinstance(resp, list) and len(resp) == 4 and resp[0] == 1
-                    and resp[1] == 1 and resp[2] is None and isinstance(resp[3], dict))
-            tap.ok(good, 'hello answered on the socket passed by socket activation', repr(resp))
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+            msg = b'sigil packaging test'
+            hello, gen, sig = rpc(sockpath, [
+                ('hello', {}),
+                ('key.generate', {'type': 'ed25519', 'label': 'unit-test'}),
+                ('sign', {'key': 'unit-test', 'message': msg}),
+            ])
+            good = (isinstance(hello, list) and len(hello) == 4 and hello[:3] == [1, 1, None]
+                    and isinstance(hello[3], dict))
+            tap.ok(good, 'hello answered on the socket passed by socket activation', repr(hello))
+            tap.ok(gen[2] is None and sig[2] is None,
+                   'key.generate and sign work under the unit\'s user, memlock and core limits',
+                   repr((gen, sig)))
+            pk = gen[3]['key']['public_key']
+            try:
+                Ed25519PublicKey.from_public_bytes(pk).verify(sig[3]['signature'], msg)
+                verified = True
+            except Exception:  # noqa: BLE001 - InvalidSignature or a malformed answer
+                verified = False
+            tap.ok(verified, 'the signature verifies with pyca/cryptography')
         except Exception as ex:  # noqa: BLE001 - any failure is the test's answer
-            tap.ok(False, 'hello answered on the socket passed by socket activation', repr(ex))
+            tap.ok(False, 'hello, key.generate, sign on the activated socket', repr(ex))
         ok, got2 = recv_notify(nsock, 'WATCHDOG=1', 5)
         tap.ok(ok, 'sigild sends WATCHDOG=1 with WATCHDOG_USEC=1000000', repr(got2))
         tap.ok(any('STATUS=' in g for g in got + got2), 'sigild sends STATUS=', repr(got + got2))
@@ -256,6 +306,8 @@ def main():
     need_tool(tap, 'systemd-sysusers')
     need_tool(tap, 'systemd-tmpfiles')
     need_tool(tap, 'man')
+    need_tool(tap, 'prlimit')
+    need_tool(tap, 'setpriv')
     dest = install_tree(tap)
     verify_units(tap, dest, env('SIGIL_UNITDIR'), user=False)
     verify_units(tap, dest, env('SIGIL_USERUNITDIR'), user=True)
