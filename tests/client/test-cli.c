@@ -122,6 +122,57 @@ static void test_unreachable(void **state)
 	tc_expect(&r, 3);
 	assert_non_null(strstr(r.out, "\"error\":\"connect_failed\""));
 	tc_result_free(&r);
+	/* a server that accepts and never answers: --timeout gives up, exit 3 */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char path[700];
+		int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		snprintf(path, sizeof(path), "%s/silent.sock", work);
+		assert_true(lfd >= 0 && strlen(path) < sizeof(sa.sun_path));
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(lfd, 4), 0);
+		r = RUN("\"$SIGIL\" --timeout 300 -s silent.sock status", sigil);
+		tc_expect(&r, 3);
+		assert_non_null(strstr(r.out, "timeout"));
+		tc_result_free(&r);
+		close(lfd);
+		unlink(path);
+	}
+}
+
+/* Every --json output is one valid JSON document (checked by Python's json). */
+static void test_json_valid(void **state)
+{
+	static const char *const cmds[] = {
+		"keygen json-k",
+		"keygen --type x25519 json-x",
+		"list",
+		"status",
+		"pubkey json-k",
+		"pubkey --format minisign json-k",
+		"sign --key json-k --format minisign -t 'tab\there \"quoted\" back\\\\slash' jdata",
+		"verify --key json-k jdata jdata.minisig",
+		"sign --key json-k jdata",
+		"verify --key json-k jdata",
+		"dh --key json-x 0900000000000000000000000000000000000000000000000000000000000000",
+		"pubkey no-such-key",
+		"delete json-k",
+	};
+
+	tc_need_tool("python3");
+	write_data("jdata");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		TcResult r = RUN("\"$SIGIL\" --json %s > out.json 2>/dev/null; "
+		                 "/usr/bin/python3 -c 'import json,sys; json.load(open(\"out.json\"))' && cat out.json",
+		                 sigil, cmds[i]);
+
+		if (r.status != 0)
+			printf("# sigil --json %s\n", cmds[i]);
+		tc_expect(&r, 0);
+		tc_result_free(&r);
+	}
 }
 
 static void test_keys_roundtrip(void **state)
@@ -278,6 +329,8 @@ static void test_sign_interop(void **state)
 	EXPECT(0, "\"$SIGIL\" pubkey --format allowed-signers --principal ci@example.org -n file rel > allowed_signers", sigil);
 	EXPECT(0, "ssh-keygen -Y verify -f allowed_signers -I ci@example.org -n file -s app.tar.sig < app.tar", sigil);
 	EXPECT(0, "\"$SIGIL\" verify --key rel app.tar", sigil);
+	EXPECT(0, "\"$SIGIL\" verify --key rel --policy zip215 app.tar", sigil);
+	EXPECT(2, "\"$SIGIL\" verify --key rel --policy lax app.tar", sigil);
 	EXPECT(0, "\"$SIGIL\" pubkey rel > rel.pub && \"$SIGIL\" verify --pubkey rel.pub app.tar app.tar.sig", sigil);
 	EXPECT(0, "\"$SIGIL\" verify --pubkey allowed_signers -I ci@example.org app.tar", sigil);
 	EXPECT(1, "\"$SIGIL\" verify --key rel -n git app.tar", sigil); /* wrong namespace */
@@ -594,6 +647,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_help_and_usage),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_keys_roundtrip),
+		cmocka_unit_test(test_json_valid),
 		cmocka_unit_test(test_status_lock_unlock),
 		cmocka_unit_test(test_dh),
 		cmocka_unit_test(test_sign_interop),
