@@ -10,8 +10,12 @@
 - systemd-sysusers and systemd-tmpfiles apply the files to a scratch root.
 - the installed sigild, started the way sigild.service + sigild.socket start
   it (ExecStart= command line, socket activation, NOTIFY_SOCKET, watchdog,
-  RUNTIME_DIRECTORY/STATE_DIRECTORY), answers hello on the activated socket,
-  sends READY=1, WATCHDOG=1, and on SIGTERM STOPPING=1 and exits 0.
+  RUNTIME_DIRECTORY/STATE_DIRECTORY) and confined as the unit confines it
+  where that is possible without systemd (LimitMEMLOCK=, LimitCORE=, an
+  unprivileged user without capabilities, no_new_privs, and the unit's
+  seccomp filter via seccomp-exec.py), answers hello, key.generate and sign
+  on the activated socket (the signature checked with pyca/cryptography),
+  sends READY=1, STATUS=, WATCHDOG=1, and on SIGTERM STOPPING=1 and exits 0.
 """
 
 import fcntl
@@ -20,6 +24,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pkgtest import scratch, Tap, env, run, need_tool, under, install_tree, lib_env  # noqa: E402
 
 MAX_EXPOSURE = 1.5
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def unit_value(text, key):
@@ -236,17 +242,25 @@ def activation(tap, dest):
         tap.diag('LimitMEMLOCK=%d is above our hard limit %d: using %d' % (memlock, hard, hard))
         memlock = hard
     core = size_bytes(unit_value(unit, 'LimitCORE')[0])
-    wrap = ['prlimit', '--memlock=%d:%d' % (memlock, memlock), '--core=%d:%d' % (core, core), '--']
+    wrap = ['prlimit', '--memlock=%d:%d' % (memlock, memlock), '--core=%d:%d' % (core, core), '--',
+            'setpriv', '--no-new-privs']
+    # Last, the unit's seccomp filter (SystemCallFilter=, MemoryDenyWriteExecute=,
+    # RestrictNamespaces=, RestrictAddressFamilies=), as systemd applies it
+    # after dropping privileges; the helper is copied where uid 65534 can read it.
+    helper = os.path.join(top, 'seccomp-exec.py')
+    shutil.copy(os.path.join(HERE, 'seccomp-exec.py'), helper)
+    os.chmod(helper, 0o755)
+    filt = ['--', '/usr/bin/python3', helper, os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.service')]
     if os.geteuid() == 0:
-        wrap += ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs',
-                 '--inh-caps=-all', '--bounding-set=-all', '--']
+        wrap += ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all']
         for d in (rundir, statedir):
             os.chown(d, 65534, 65534)
         for d in (top, dest):
             os.chmod(d, 0o755)
         os.chmod(npath, 0o666)
-        tap.diag('running as uid 65534 with RLIMIT_MEMLOCK %d, no capabilities, no_new_privs' % memlock)
-    cmd = ['/bin/sh', '-c', script, 'sh'] + wrap + argv
+        tap.diag('running as uid 65534 with RLIMIT_MEMLOCK %d, no capabilities, no_new_privs, '
+                 'the unit\'s seccomp filter' % memlock)
+    cmd = ['/bin/sh', '-c', script, 'sh'] + wrap + filt + argv
     if os.geteuid() != 0:
         cmd.append('--allow-unlocked-memory')
     tap.diag('$ ' + ' '.join(shlex.quote(a) for a in argv))
@@ -257,6 +271,17 @@ def activation(tap, dest):
     try:
         ok, got = recv_notify(nsock, 'READY=1', 20)
         tap.ok(ok, 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
+        try:
+            status = open('/proc/%d/status' % p.pid).read()
+        except OSError as ex:
+            status = str(ex)
+        conf = dict(re.findall(r'^(Seccomp|NoNewPrivs|CapEff|CapBnd|Uid):\s*(.*)$', status, re.M))
+        want_uid = '65534' if os.geteuid() == 0 else str(os.getuid())
+        tap.ok(conf.get('Seccomp') == '2' and conf.get('NoNewPrivs') == '1'
+               and conf.get('Uid', '').split()[:1] == [want_uid]
+               and (os.geteuid() != 0 or int(conf.get('CapBnd', '1'), 16) == 0),
+               'sigild runs confined: seccomp filter, no_new_privs, uid %s, no capabilities' % want_uid,
+               repr(conf))
         try:
             from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
             msg = b'sigil packaging test'
