@@ -47,7 +47,9 @@ extern "C" {
  *   S < L; A canonical and not of small order; R not of small order;
  *   cofactorless check by comparing the encoding of [S]B - [k]A with R.
  * ZIP215: S < L; A and R may be non-canonical and of small order;
- *   cofactored equation [8]([S]B - R - [k]A) = identity. */
+ *   cofactored equation [8]([S]B - R - [k]A) = identity. Non-canonical
+ *   means y >= p (reduced) and x = 0 with the sign bit set (ZIP 215,
+ *   curve25519-dalek); k is hashed over the encodings as given. */
 typedef enum {
 	SIGIL_ED25519_STRICT = 0,
 	SIGIL_ED25519_ZIP215 = 1,
