@@ -86,6 +86,13 @@ def security(tap, dest):
         if line.startswith('\u2717'):
             tap.diag('  ' + re.sub(r'\s{2,}', '  ', line))
     tap.ok(level <= MAX_EXPOSURE, 'exposure %.1f <= %.1f' % (level, MAX_EXPOSURE))
+    # The user unit cannot use the namespace and capability settings in an
+    # unprivileged manager; its rating is reported, not bounded.
+    uunit = os.path.join(under(dest, env('SIGIL_USERUNITDIR')), 'sigild.service')
+    r = run(['systemd-analyze', '--user', 'security', '--offline=yes', '--no-pager', uunit],
+            env=dict(os.environ, SYSTEMD_COLORS='0', XDG_RUNTIME_DIR=scratch('sigil-xdg-')))
+    m = re.search(r'Overall exposure level for sigild\.service: ([0-9.]+) (\S+)', r.stdout)
+    tap.diag('user unit exposure: %s' % (' '.join(m.groups()) if m else (r.stdout + r.stderr)[-500:]))
 
 
 def sysusers_tmpfiles(tap, dest):
@@ -166,29 +173,34 @@ def size_bytes(v):
     return int(m.group(1)) * 1024 ** ' KMGT'.index(m.group(2) or ' ')
 
 
-def activation(tap, dest):
-    """Start sigild the way the system units do, without systemd as PID 1."""
-    unit = open(os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.service')).read()
-    sockunit = open(os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.socket')).read()
+def activation(tap, dest, user):
+    """Start sigild the way the system (or user) units do, without systemd
+    as PID 1."""
+    kind = 'user' if user else 'system'
+    unitfile = os.path.join(under(dest, env('SIGIL_USERUNITDIR' if user else 'SIGIL_UNITDIR')), 'sigild.service')
+    unit = open(unitfile).read()
+    sockunit = open(os.path.join(os.path.dirname(unitfile), 'sigild.socket')).read()
     execstart = unit_value(unit, 'ExecStart')
-    if not tap.ok(len(execstart) == 1, 'one ExecStart= in sigild.service', execstart):
+    if not tap.ok(len(execstart) == 1, '%s: one ExecStart= in sigild.service' % kind, execstart):
         return
     argv = shlex.split(execstart[0])
     sigild = env('SIGIL_SIGILD')
-    tap.ok(argv[0] == sigild, 'ExecStart= runs the installed sigild %s' % sigild, argv[0])
+    tap.ok(argv[0] == sigild, '%s: ExecStart= runs the installed sigild %s' % (kind, sigild), argv[0])
     # The socket the unit listens on must be the daemon's default under
-    # systemd: $RUNTIME_DIRECTORY/sigild.sock with RuntimeDirectory=sigil.
+    # systemd: $RUNTIME_DIRECTORY/sigild.sock with RuntimeDirectory=sigil
+    # (%t is /run for the system manager, $XDG_RUNTIME_DIR for a user's).
     listen = unit_value(sockunit, 'ListenStream')
     rtdir = unit_value(unit, 'RuntimeDirectory')
-    tap.ok(listen == ['/run/sigil/sigild.sock'] and rtdir == ['sigil'],
-           'ListenStream= is $RUNTIME_DIRECTORY/sigild.sock', (listen, rtdir))
+    want = ['%t/sigil/sigild.sock'] if user else ['/run/sigil/sigild.sock']
+    tap.ok(listen == want and rtdir == ['sigil'],
+           '%s: ListenStream= is $RUNTIME_DIRECTORY/sigild.sock' % kind, (listen, rtdir))
     # Paths of the command line that live in the install tree move into it.
     argv = [under(dest, a) if a.startswith('/') and os.path.exists(under(dest, a)) else a
             for a in argv]
     top = scratch('sigil-act-')
     if '--config' in argv:
         i = argv.index('--config') + 1
-        tap.ok(os.path.isfile(argv[i]), 'the --config file of ExecStart= is installed', argv[i])
+        tap.ok(os.path.isfile(argv[i]), '%s: ' % kind + 'the --config file of ExecStart= is installed', argv[i])
         # The shipped config names group "sigil", which systemd-sysusers
         # creates on a real install. On a machine without it, run the same
         # file with the group replaced by ours (the line is still parsed).
@@ -250,7 +262,7 @@ def activation(tap, dest):
     helper = os.path.join(top, 'seccomp-exec.py')
     shutil.copy(os.path.join(HERE, 'seccomp-exec.py'), helper)
     os.chmod(helper, 0o755)
-    filt = ['--', '/usr/bin/python3', helper, os.path.join(under(dest, env('SIGIL_UNITDIR')), 'sigild.service')]
+    filt = ['--', '/usr/bin/python3', helper, unitfile]
     if os.geteuid() == 0:
         wrap += ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all']
         for d in (rundir, statedir):
@@ -270,7 +282,7 @@ def activation(tap, dest):
     lsock.close()
     try:
         ok, got = recv_notify(nsock, 'READY=1', 20)
-        tap.ok(ok, 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
+        tap.ok(ok, '%s: ' % kind + 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
         try:
             status = open('/proc/%d/status' % p.pid).read()
         except OSError as ex:
@@ -280,7 +292,7 @@ def activation(tap, dest):
         tap.ok(conf.get('Seccomp') == '2' and conf.get('NoNewPrivs') == '1'
                and conf.get('Uid', '').split()[:1] == [want_uid]
                and (os.geteuid() != 0 or int(conf.get('CapBnd', '1'), 16) == 0),
-               'sigild runs confined: seccomp filter, no_new_privs, uid %s, no capabilities' % want_uid,
+               '%s: sigild runs confined: seccomp filter, no_new_privs, uid %s, no capabilities' % (kind, want_uid),
                repr(conf))
         try:
             from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -292,9 +304,9 @@ def activation(tap, dest):
             ])
             good = (isinstance(hello, list) and len(hello) == 4 and hello[:3] == [1, 1, None]
                     and isinstance(hello[3], dict))
-            tap.ok(good, 'hello answered on the socket passed by socket activation', repr(hello))
+            tap.ok(good, '%s: ' % kind + 'hello answered on the socket passed by socket activation', repr(hello))
             tap.ok(gen[2] is None and sig[2] is None,
-                   'key.generate and sign work under the unit\'s user, memlock and core limits',
+                   '%s: ' % kind + 'key.generate and sign work under the unit\'s user, memlock and core limits',
                    repr((gen, sig)))
             pk = gen[3]['key']['public_key']
             try:
@@ -302,21 +314,21 @@ def activation(tap, dest):
                 verified = True
             except Exception:  # noqa: BLE001 - InvalidSignature or a malformed answer
                 verified = False
-            tap.ok(verified, 'the signature verifies with pyca/cryptography')
+            tap.ok(verified, '%s: ' % kind + 'the signature verifies with pyca/cryptography')
         except Exception as ex:  # noqa: BLE001 - any failure is the test's answer
-            tap.ok(False, 'hello, key.generate, sign on the activated socket', repr(ex))
+            tap.ok(False, '%s: ' % kind + 'hello, key.generate, sign on the activated socket', repr(ex))
         ok, got2 = recv_notify(nsock, 'WATCHDOG=1', 5)
-        tap.ok(ok, 'sigild sends WATCHDOG=1 with WATCHDOG_USEC=1000000', repr(got2))
-        tap.ok(any('STATUS=' in g for g in got + got2), 'sigild sends STATUS=', repr(got + got2))
+        tap.ok(ok, '%s: ' % kind + 'sigild sends WATCHDOG=1 with WATCHDOG_USEC=1000000', repr(got2))
+        tap.ok(any('STATUS=' in g for g in got + got2), '%s: ' % kind + 'sigild sends STATUS=', repr(got + got2))
         p.send_signal(signal.SIGTERM)
         ok, got = recv_notify(nsock, 'STOPPING=1', 20)
-        tap.ok(ok, 'SIGTERM: sigild sends STOPPING=1', repr(got))
+        tap.ok(ok, '%s: ' % kind + 'SIGTERM: sigild sends STOPPING=1', repr(got))
         try:
             rc = p.wait(timeout=30)
         except subprocess.TimeoutExpired:
             p.kill()
             rc = p.wait()
-        tap.ok(rc == 0, 'SIGTERM: sigild exits 0', 'exit status %d' % rc)
+        tap.ok(rc == 0, '%s: ' % kind + 'SIGTERM: sigild exits 0', 'exit status %d' % rc)
     finally:
         if p.poll() is None:
             p.kill()
@@ -338,7 +350,8 @@ def main():
     verify_units(tap, dest, env('SIGIL_USERUNITDIR'), user=True)
     security(tap, dest)
     sysusers_tmpfiles(tap, dest)
-    activation(tap, dest)
+    activation(tap, dest, user=False)
+    activation(tap, dest, user=True)
     tap.done()
 
 
