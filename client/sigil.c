@@ -112,6 +112,17 @@ static void json_hex(const uint8_t *p, size_t n)
 	json_str(h);
 }
 
+/* --json: set once a JSON document was started on stdout; main() prints
+ * an error document for failures that produced none. */
+static bool json_written;
+static char last_error[512];
+
+static void json_open(void)
+{
+	json_written = true;
+	putchar('{');
+}
+
 static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void err(const char *fmt, ...)
 {
@@ -119,9 +130,9 @@ static void err(const char *fmt, ...)
 
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s\n", last_error);
 }
 
 static int exit_for(sigil_error e)
@@ -148,7 +159,8 @@ static int fail(sigil_client *c, sigil_error e, const char *what)
 	const char *msg = c ? sigil_client_errmsg(c) : "out of memory";
 
 	if (opts.json) {
-		fputs("{\"error\":", stdout);
+		json_open();
+		fputs("\"error\":", stdout);
 		json_str(sigil_client_strerror(e));
 		fputs(",\"message\":", stdout);
 		json_str(msg);
@@ -294,7 +306,8 @@ static void print_key(const sigil_key_info *k, bool first)
 	if (opts.json) {
 		if (!first)
 			putchar(',');
-		fputs("{\"label\":", stdout);
+		json_open();
+		fputs("\"label\":", stdout);
 		json_str(k->label);
 		fputs(",\"type\":", stdout);
 		json_str(key_type_name(k->type));
@@ -328,9 +341,9 @@ static int usage_error(const char *fmt, ...)
 
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s %s --help'.\n", prog, current ? current->name : "");
+	fprintf(stderr, "%s\nTry '%s %s --help'.\n", last_error, prog, current ? current->name : "");
 	return EXIT_USAGE;
 }
 
@@ -542,8 +555,10 @@ static int cmd_list(int argc, char **argv)
 	if (e) {
 		ex = fail(cl, e, "list");
 	} else {
-		if (opts.json)
-			fputs("{\"keys\":[", stdout);
+		if (opts.json) {
+			json_open();
+			fputs("\"keys\":[", stdout);
+		}
 		for (size_t i = 0; i < n; i++)
 			print_key(&keys[i], i == 0);
 		if (opts.json)
@@ -637,7 +652,8 @@ static int cmd_pubkey(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (opts.json) {
-		fputs("{\"label\":", stdout);
+		json_open();
+		fputs("\"label\":", stdout);
 		json_str(k.label);
 		fputs(",\"format\":", stdout);
 		json_str(fmt);
@@ -671,8 +687,10 @@ static int cmd_delete(int argc, char **argv)
 	e = sigil_client_key_delete(cl, argv[optind]);
 	if (e)
 		ex = fail(cl, e, "delete");
-	else if (opts.json)
-		printf("{\"deleted\":true}\n");
+	else if (opts.json) {
+		json_open();
+		printf("\"deleted\":true}\n");
+	}
 	sigil_client_free(cl);
 	return ex;
 }
@@ -1001,7 +1019,8 @@ static int cmd_sign(int argc, char **argv)
 		goto done;
 	}
 	if (opts.json) {
-		fputs("{\"file\":", stdout);
+		json_open();
+		fputs("\"file\":", stdout);
 		json_str(file);
 		fputs(",\"format\":", stdout);
 		json_str(sig_format_names[fmt]);
@@ -1356,7 +1375,8 @@ static int cmd_verify(int argc, char **argv)
 	ex = verify_one(&a, sigdata, siglen);
 	if (ex == EXIT_VALID || ex == EXIT_INVALID) {
 		if (opts.json) {
-			fputs("{\"file\":", stdout);
+			json_open();
+			fputs("\"file\":", stdout);
 			json_str(a.file);
 			fputs(",\"signature\":", stdout);
 			json_str(sigpath);
@@ -1445,9 +1465,10 @@ static int cmd_dh(int argc, char **argv)
 		ex = fail(cl, e, "dh");
 	} else {
 		format_hex_encode(hex, shared, 32);
-		if (opts.json)
-			printf("{\"shared_secret\":\"%s\"}\n", hex);
-		else
+		if (opts.json) {
+			json_open();
+			printf("\"shared_secret\":\"%s\"}\n", hex);
+		} else
 			printf("%s\n", hex);
 		sigil_wipe(hex, sizeof(hex));
 	}
@@ -1542,8 +1563,10 @@ static int cmd_lock_unlock(int argc, char **argv, bool lock)
 	e = lock ? sigil_client_lock(cl, pass) : sigil_client_unlock(cl, pass);
 	if (e)
 		ex = fail(cl, e, lock ? "lock" : "unlock");
-	else if (opts.json)
-		printf("{\"locked\":%s}\n", lock ? "true" : "false");
+	else if (opts.json) {
+		json_open();
+		printf("\"locked\":%s}\n", lock ? "true" : "false");
+	}
 	sigil_client_free(cl);
 out:
 	if (pass)
@@ -1583,7 +1606,8 @@ static int cmd_status(int argc, char **argv)
 	if (e) {
 		ex = fail(cl, e, "status");
 	} else if (opts.json) {
-		fputs("{\"server\":", stdout);
+		json_open();
+		fputs("\"server\":", stdout);
 		json_str(hi.server);
 		printf(",\"protocol\":%" PRIu64 ",\"keys\":%" PRIu64 ",\"locked\":%s,\"connections\":%" PRIu64
 		       ",\"inflight\":%" PRIu64 ",\"uptime_s\":%" PRIu64 ",\"requests\":%" PRIu64
@@ -1686,7 +1710,7 @@ static void main_usage(FILE *f)
 	           "3 daemon unreachable, 4 refused by the daemon.\n", prog);
 }
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		COMMON_LONGOPTS,
@@ -1710,6 +1734,7 @@ int main(int argc, char **argv)
 			return EXIT_VALID;
 		}
 		if (c == '?') {
+			snprintf(last_error, sizeof(last_error), "bad option");
 			main_usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -1717,6 +1742,7 @@ int main(int argc, char **argv)
 			return ex;
 	}
 	if (optind >= argc) {
+		snprintf(last_error, sizeof(last_error), "no command given");
 		main_usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -1749,4 +1775,22 @@ int main(int argc, char **argv)
 	err("unknown command: %s", name);
 	main_usage(stderr);
 	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	int ex = run_main(argc, argv);
+
+	/* --json: every failure leaves one JSON document on stdout */
+	if (opts.json && ex != EXIT_VALID && !json_written) {
+		static const char *const kinds[] = { "ok", "invalid_signature", "usage", "unreachable",
+			                             "refused" };
+
+		fputs("{\"error\":", stdout);
+		json_str(ex >= 0 && ex <= 4 ? kinds[ex] : "error");
+		fputs(",\"message\":", stdout);
+		json_str(last_error);
+		printf(",\"exit\":%d}\n", ex);
+	}
+	return ex;
 }

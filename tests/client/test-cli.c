@@ -158,6 +158,9 @@ static void test_json_valid(void **state)
 		"verify --key json-k jdata",
 		"dh --key json-x 0900000000000000000000000000000000000000000000000000000000000000",
 		"pubkey no-such-key",
+		"verify --key json-k no-such-file",     /* exit 2: error document */
+		"sign --key json-k --format pgp jdata",  /* usage error: error document */
+		"--timeout 0 status",
 		"delete json-k",
 	};
 
@@ -171,6 +174,14 @@ static void test_json_valid(void **state)
 		if (r.status != 0)
 			printf("# sigil --json %s\n", cmds[i]);
 		tc_expect(&r, 0);
+		tc_result_free(&r);
+	}
+	{
+		TcResult r = RUN("\"$SIGIL\" --json verify --key json-x no-such-file", sigil);
+
+		tc_expect(&r, 2);
+		assert_non_null(strstr(r.out, "{\"error\":\"usage\",\"message\":\"cannot read signature"));
+		assert_non_null(strstr(r.out, "\"exit\":2}"));
 		tc_result_free(&r);
 	}
 }
