@@ -226,14 +226,29 @@ def activation(tap, dest, user):
     npath = os.path.join(top, 'notify')
     nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     nsock.bind(npath)
-    e = lib_env(dest, {
+    # systemd sets STATE_DIRECTORY only for a unit with StateDirectory=
+    # (the system unit); the user unit leaves sigild to its default under
+    # $HOME, like a run from a shell.
+    extra = {}
+    if unit_value(unit, 'StateDirectory'):
+        extra['STATE_DIRECTORY'] = statedir
+    else:
+        home = os.path.join(top, 'home')
+        os.mkdir(home, 0o700)
+        if os.geteuid() == 0:
+            os.chown(home, 65534, 65534)
+        os.rmdir(statedir)
+        statedir = os.path.join(home, '.local/state/sigil')
+        extra['HOME'] = home
+    e = lib_env(dest, dict(extra, **{
         'RUNTIME_DIRECTORY': rundir,
-        'STATE_DIRECTORY': statedir,
         'NOTIFY_SOCKET': npath,
         'LISTEN_FDS': '1',
         'LISTEN_FDNAMES': 'sigild.socket',
         'WATCHDOG_USEC': '1000000',
-    })
+    }))
+    for k in ('XDG_STATE_HOME', 'STATE_DIRECTORY') if 'HOME' in extra else ():
+        e.pop(k, None)
     e.pop('LISTEN_PID', None)
     e.pop('WATCHDOG_PID', None)
     # The listening socket goes to fd 3 (SD_LISTEN_FDS_START) through fd 5-9
@@ -266,7 +281,8 @@ def activation(tap, dest, user):
     if os.geteuid() == 0:
         wrap += ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all']
         for d in (rundir, statedir):
-            os.chown(d, 65534, 65534)
+            if os.path.isdir(d):
+                os.chown(d, 65534, 65534)
         for d in (top, dest):
             os.chmod(d, 0o755)
         os.chmod(npath, 0o666)
@@ -315,6 +331,10 @@ def activation(tap, dest, user):
             except Exception:  # noqa: BLE001 - InvalidSignature or a malformed answer
                 verified = False
             tap.ok(verified, '%s: ' % kind + 'the signature verifies with pyca/cryptography')
+            keys = os.path.join(statedir, 'keys')
+            tap.ok(os.path.isdir(keys) and len(os.listdir(keys)) == 1,
+                   '%s: the key file is in the state directory %s' % (kind, statedir),
+                   os.listdir(keys) if os.path.isdir(keys) else 'no %s' % keys)
         except Exception as ex:  # noqa: BLE001 - any failure is the test's answer
             tap.ok(False, '%s: ' % kind + 'hello, key.generate, sign on the activated socket', repr(ex))
         ok, got2 = recv_notify(nsock, 'WATCHDOG=1', 5)
