@@ -54,15 +54,39 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	return 0;
 }
 
-static bool peer_allowed(const Server *s, const struct ucred *cred)
+static bool gid_allowed(const Server *s, gid_t gid)
 {
+	for (size_t i = 0; i < s->config.n_allow_gids; i++)
+		if (s->config.allow_gids[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * Root, our own uid, allow_uids, and peers whose primary group or one of
+ * whose supplementary groups (SO_PEERGROUPS, as of connect()) is in
+ * allow_gids.
+ */
+static bool peer_allowed(const Server *s, int fd, const struct ucred *cred)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
 	if (cred->uid == 0 || cred->uid == geteuid())
 		return true;
 	for (size_t i = 0; i < s->config.n_allow_uids; i++)
 		if (s->config.allow_uids[i] == cred->uid)
 			return true;
-	for (size_t i = 0; i < s->config.n_allow_gids; i++)
-		if (s->config.allow_gids[i] == cred->gid)
+	if (s->config.n_allow_gids == 0)
+		return false;
+	if (gid_allowed(s, cred->gid))
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		log_debug("SO_PEERGROUPS failed: %s", strerror(errno));
+		return false;
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (gid_allowed(s, groups[i]))
 			return true;
 	return false;
 }
@@ -99,7 +123,7 @@ static void server_on_connection(uv_stream_t *listener, int status)
 	}
 	c->uid = cred.uid;
 	c->pid = cred.pid;
-	if (!peer_allowed(s, &cred)) {
+	if (!peer_allowed(s, fd, &cred)) {
 		char link[64], exe[PATH_MAX];
 		ssize_t n;
 

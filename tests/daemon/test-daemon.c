@@ -1516,7 +1516,7 @@ static void test_limits(void **state)
 }
 
 /* a peer that is not allowed: refused and logged; allowed after a reload */
-static int peer_hello(const char *sock, char *code, size_t code_len)
+static int peer_hello(const char *sock, gid_t supp, char *code, size_t code_len)
 {
 	pid_t pid;
 	int p[2], status;
@@ -1534,7 +1534,7 @@ static int peer_hello(const char *sock, char *code, size_t code_len)
 		int fd;
 
 		close(p[0]);
-		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		if (setgroups(supp ? 1 : 0, &supp) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
 			_exit(3);
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
@@ -1597,7 +1597,7 @@ static void test_denied_peer(void **state)
 	assert_int_equal(st.st_gid, 65534);
 	assert_int_equal(chmod(d.dir, 0711), 0);
 
-	assert_int_equal(peer_hello(d.sock, code, sizeof(code)), 0);
+	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
 	assert_string_equal(code, "denied");
 	snprintf(text, sizeof(text), "refused connection from uid 65534");
 	assert_true(log_contains(&d, text));
@@ -1608,13 +1608,20 @@ static void test_denied_peer(void **state)
 	assert_int_equal(kill(d.pid, SIGHUP), 0);
 	for (int i = 0; i < 200 && !log_contains(&d, "configuration reloaded"); i++)
 		usleep(10000);
-	assert_int_equal(peer_hello(d.sock, code, sizeof(code)), 0);
+	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
 	assert_string_equal(code, "ok");
-	/* allow_gids too */
+	/* allow_gids: the primary group, or a supplementary one */
 	daemon_write_config(&d, "socket_group = 65534\nallow_gids = 65534\n");
 	assert_int_equal(kill(d.pid, SIGHUP), 0);
 	usleep(300000);
-	assert_int_equal(peer_hello(d.sock, code, sizeof(code)), 0);
+	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
+	assert_string_equal(code, "ok");
+	daemon_write_config(&d, "socket_group = 65534\nallow_gids = 4242\n");
+	assert_int_equal(kill(d.pid, SIGHUP), 0);
+	usleep(300000);
+	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
+	assert_string_equal(code, "denied");
+	assert_int_equal(peer_hello(d.sock, 4242, code, sizeof(code)), 0);
 	assert_string_equal(code, "ok");
 	daemon_stop(&d);
 	daemon_cleanup(&d);
