@@ -147,8 +147,21 @@ long tc_daemon_hwm_kib(const TcDaemon *d)
 	return kib;
 }
 
-void tc_daemon_stop(TcDaemon *d)
+int tc_daemon_stop(TcDaemon *d)
 {
+	int ret = 0;
+
+	if (d->pid > 0) {
+		int st;
+
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+			/* it died under the tests: show why */
+			printf("# sigild exited before the end of the tests (status 0x%x); its log:\n", st);
+			tc_daemon_dump_log(d);
+			d->pid = 0;
+			ret = -1;
+		}
+	}
 	if (d->pid > 0) {
 		int st;
 		int64_t deadline = now_ms() + 10000;
@@ -172,6 +185,7 @@ void tc_daemon_stop(TcDaemon *d)
 			printf("# could not remove %s\n", d->dir);
 		d->dir[0] = '\0';
 	}
+	return ret;
 }
 
 TcResult tc_sh(const char *dir, const char *sock, const char *fmt, ...)

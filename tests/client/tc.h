@@ -30,8 +30,9 @@ void tc_need_tool(const char *name);
  * answers. Fails the test (printing the daemon log) if it does not start
  * within 20 s. */
 void tc_daemon_start(TcDaemon *d);
-/* SIGTERM, wait, and remove the scratch directory. */
-void tc_daemon_stop(TcDaemon *d);
+/* SIGTERM, wait, and remove the scratch directory. Returns -1 (after
+ * printing the daemon log) if sigild had already exited, else 0. */
+int tc_daemon_stop(TcDaemon *d);
 /* sigild's peak resident set (VmHWM) in KiB, -1 if unknown */
 long tc_daemon_hwm_kib(const TcDaemon *d);
 /* Prints the daemon log as TAP comments. */

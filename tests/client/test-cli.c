@@ -40,8 +40,7 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	tc_daemon_stop(&dmn);
-	return 0;
+	return tc_daemon_stop(&dmn);
 }
 
 /* runs a command in the work directory with SIGIL_SOCK set and $SIGIL the

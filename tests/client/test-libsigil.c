@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sigil/client.h>
@@ -44,8 +45,7 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	tc_daemon_stop(&daemon_);
-	return 0;
+	return tc_daemon_stop(&daemon_);
 }
 
 static sigil_client *conn(void)
@@ -422,7 +422,9 @@ static void test_daemon_gone(void **state)
 	e = sigil_client_hello(c, &h);
 	assert_true(e == SIGIL_EIO || e == SIGIL_ETIMEOUT);
 	sigil_client_free(c);
-	tc_daemon_stop(&d);
+	waitpid(d.pid, NULL, 0); /* killed on purpose: not an early death */
+	d.pid = 0;
+	(void)tc_daemon_stop(&d);
 }
 
 /* The version script: libsigil exports sigil_client_* and nothing else. */
