@@ -421,6 +421,8 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 	}
 out:
 	free(answered);
+	/* answers may hold a shared secret (dh) */
+	wipe(buf, sizeof(buf));
 	return e;
 }
 

@@ -1464,7 +1464,8 @@ static int cmd_dh(int argc, char **argv)
 	if (e) {
 		ex = fail(cl, e, "dh");
 	} else {
-		format_hex_encode(hex, shared, 32);
+		/* the secret: libsodium's constant-time encoder, not a table lookup */
+		sodium_bin2hex(hex, sizeof(hex), shared, 32);
 		if (opts.json) {
 			json_open();
 			printf("\"shared_secret\":\"%s\"}\n", hex);
