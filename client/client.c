@@ -305,7 +305,7 @@ static sigil_error handle_frame(sigil_client *c, const Run *run, const uint8_t *
 static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t window)
 {
 	uint8_t buf[CLIENT_READ_CHUNK];
-	size_t sent = 0, ndone = 0;
+	size_t sent = 0, ndone = 0, buf_used = 0;
 	bool *answered;
 	uint32_t base;
 	int64_t deadline;
@@ -400,6 +400,8 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 				e = set_err(c, SIGIL_EIO, "the daemon closed the connection");
 				goto out;
 			}
+			if ((size_t)got > buf_used)
+				buf_used = (size_t)got;
 			r = proto_reader_feed(c->reader, buf, (size_t)got);
 			while (r == 0 && (r = proto_reader_next(c->reader, &frame, &flen)) == PROTO_READER_FRAME) {
 				e = handle_frame(c, run, frame, flen, base, sent, answered, &ndone);
@@ -421,8 +423,8 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 	}
 out:
 	free(answered);
-	/* answers may hold a shared secret (dh) */
-	wipe(buf, sizeof(buf));
+	/* answers may hold a shared secret (dh): wipe what recv() wrote */
+	wipe(buf, buf_used);
 	return e;
 }
 
