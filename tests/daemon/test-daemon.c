@@ -1515,6 +1515,43 @@ static void test_limits(void **state)
 	daemon_cleanup(&d);
 }
 
+/* the sample configuration is valid; a bad file stops sigild with its line */
+static void test_config(void **state)
+{
+	Daemon d = { 0 };
+	char path[512], *text;
+	const char *src = getenv("SIGIL_SOURCE_ROOT");
+	FILE *f;
+	long n;
+	Client c;
+
+	assert_non_null(src);
+	snprintf(path, sizeof(path), "%s/packaging/sigil.conf.example", src);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	daemon_start(&d, text);
+	free(text);
+	client_open(&c, &d);
+	assert_int_equal(map_get(call_ok(&c, "status", NULL), "workers")->via.u64, 2);
+	client_close(&c);
+	daemon_stop(&d);
+
+	daemon_write_config(&d, "workers = 2\nmax_connections = lots\n");
+	assert_int_equal(daemon_expect_failure(&d), 1);
+	assert_true(log_contains(&d, "sigil.conf:2: max_connections must be a number"));
+	daemon_write_config(&d, "# comment\n\nfrobnicate = 1\n");
+	assert_int_equal(daemon_expect_failure(&d), 1);
+	assert_true(log_contains(&d, "sigil.conf:3: unknown key 'frobnicate'"));
+	daemon_cleanup(&d);
+}
+
 /* a peer that is not allowed: refused and logged; allowed after a reload */
 static int peer_hello(const char *sock, gid_t supp, char *code, size_t code_len)
 {
@@ -1647,6 +1684,7 @@ int main(void)
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_sigterm_inflight),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_denied_peer),
 	};
 	int r;
