@@ -676,17 +676,27 @@ static uint64_t time_run(runner_fn fn, uint64_t n)
 }
 
 /* Choose iterations per batch so that a batch lasts about target_ns:
- * double n until a run lasts at least target/8 (and 1 ms), then scale. */
+ * double n until a run lasts at least min(target, max(target/8, 1 ms)),
+ * then time that n twice more and scale by the fastest of the three runs,
+ * so that one preemption (the machine is shared) cannot shrink the batches
+ * to a few calls. */
 static uint64_t calibrate(runner_fn fn, uint64_t target_ns)
 {
 	uint64_t n = 1, t;
 	uint64_t floor_ns = target_ns / 8 > 1000000 ? target_ns / 8 : 1000000;
 
+	if (floor_ns > target_ns)
+		floor_ns = target_ns;
 	for (;;) {
 		t = time_run(fn, n);
-		if (t >= floor_ns || t >= target_ns || n >= (1ull << 40))
+		if (t >= floor_ns || n >= (1ull << 40))
 			break;
 		n *= 2;
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t t2 = time_run(fn, n);
+		if (t2 < t)
+			t = t2;
 	}
 	if (t == 0)
 		t = 1;
@@ -708,9 +718,10 @@ static void bench_op(size_t oi, double seconds)
 	uint64_t budget_ns = (uint64_t)(seconds * 1e9);
 	uint64_t target_ns = budget_ns / (nimpl * ROUNDS_TARGET);
 
-	/* warm-up (caches, branch predictors, CPU frequency), then calibrate */
+	/* warm-up (caches, tables, branch predictors, CPU frequency): a few
+	 * calls, then calibrate (which runs more) */
 	for (size_t k = 0; k < nimpl; k++) {
-		time_run(op->impls[k].fn, 1);
+		time_run(op->impls[k].fn, 4);
 		res->r[k].iters = calibrate(op->impls[k].fn, target_ns);
 		res->r[k].nb = 0;
 	}
@@ -782,6 +793,20 @@ static long ncpus(void)
 	return n;
 }
 
+/* the 1-minute load average, to record how busy the machine was */
+static double loadavg(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static void json_str(const char *s)
 {
 	putchar('"');
@@ -823,7 +848,8 @@ static size_t op_index(const char *name)
 
 static void print_text(double seconds)
 {
-	printf("\nsigil bench: %g s budget; batches interleaved between implementations\n", seconds);
+	printf("\nsigil bench: %g s budget; batches interleaved between implementations; load average now %.2f\n",
+	       seconds, loadavg());
 	printf("time per operation: median over batches [p10 .. p90] (min .. max)\n");
 	if (have_ticks())
 		printf("cycles: rdtsc ticks, i.e. REFERENCE cycles at the TSC's fixed rate (%.3f GHz here), not core clock cycles\n",
@@ -934,7 +960,7 @@ static void print_json(const char *cpu, double seconds)
 			printf("%s\"vs_sigil_verify_zip215\": %.4f", sep, per / results[iz].r[0].sns.med);
 		printf("}");
 	}
-	printf(",\n  \"failures_during_timing\": %lu\n}\n", g_bad);
+	printf(",\n  \"loadavg_1min_at_end\": %.2f,\n  \"failures_during_timing\": %lu\n}\n", loadavg(), g_bad);
 }
 
 static void usage(FILE *f)
@@ -987,6 +1013,7 @@ int main(int argc, char **argv)
 		printf("cpu: %s (%ld logical CPUs)\n", cpu, ncpus());
 		printf("compiler: %s; buildtype: %s\n", BENCH_CC, BENCH_BUILDTYPE);
 		printf("libsodium %s; %s\n", sodium_version_string(), OpenSSL_version(OPENSSL_VERSION));
+		printf("load average at start: %.2f\n", loadavg());
 		fflush(stdout);
 	}
 	if (setup() != 0)
