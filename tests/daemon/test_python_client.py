@@ -79,26 +79,45 @@ class Client:
         return result
 
 
+def clean_env(**extra):
+    """The environment without systemd's variables, plus extra."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
+                        "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID")}
+    env.update(extra)
+    return env
+
+
 class Daemon:
-    def __init__(self):
+    def __init__(self, args=("--foreground",), env=None, wait=True, **popen):
         self.dir = tempfile.mkdtemp(prefix="sigil-pytest-")
         self.sock = os.path.join(self.dir, "run", "sigild.sock")
         self.state = os.path.join(self.dir, "state")
-        self.log = open(os.path.join(self.dir, "sigild.log"), "wb")
+        self.logpath = os.path.join(self.dir, "sigild.log")
+        self.log = open(self.logpath, "wb")
+        cmd = popen.pop("cmd", [])
         self.proc = subprocess.Popen(
-            [os.environ["SIGILD"], "--socket", self.sock, "--state-dir", self.state,
-             "--workers", "2", "--foreground"],
-            stdout=self.log, stderr=self.log)
+            cmd + [os.environ["SIGILD"], "--socket", self.sock, "--state-dir", self.state,
+                   "--workers", "2", *args],
+            stdout=self.log, stderr=self.log, env=env or clean_env(), **popen)
+        if wait:
+            self.wait_listening()
+
+    def wait_listening(self):
         deadline = time.time() + 15
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"sigild exited with {self.proc.returncode}")
+                raise RuntimeError(f"sigild exited with {self.proc.returncode}: {self.logtext()}")
             try:
                 Client(self.sock).close()
                 return
             except OSError:
                 time.sleep(0.01)
         raise RuntimeError("sigild did not start")
+
+    def logtext(self):
+        with open(self.logpath, "r", errors="replace") as f:
+            return f.read()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -241,12 +260,149 @@ def test_list_delete(c):
     assert c.call("key.list")["keys"] == []
 
 
+def own_test_systemd_notify():
+    """READY=1, STATUS=, WATCHDOG=1 and STOPPING=1 reach $NOTIFY_SOCKET."""
+    tmp = tempfile.mkdtemp(prefix="sigil-notify-")
+    try:
+        path = os.path.join(tmp, "notify")
+        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ns.bind(path)
+        ns.settimeout(0.2)
+        d = Daemon(args=(), env=clean_env(NOTIFY_SOCKET=path, WATCHDOG_USEC="200000"))
+        msgs = []
+        deadline = time.time() + 1.0
+        while time.time() < deadline:
+            try:
+                msgs.append(ns.recv(4096).decode())
+            except socket.timeout:
+                pass
+        c = Client(d.sock)
+        c.call("key.generate", {"type": "ed25519", "label": "n"})
+        c.close()
+        deadline = time.time() + 2.5
+        while time.time() < deadline and not any("1 keys" in m for m in msgs):
+            try:
+                msgs.append(ns.recv(4096).decode())
+            except socket.timeout:
+                pass
+        rc = d.stop()
+        try:
+            while True:
+                msgs.append(ns.recv(4096).decode())
+        except socket.timeout:
+            pass
+        text = "\n".join(msgs)
+        assert rc == 0, rc
+        assert "READY=1" in text, text
+        assert "WATCHDOG=1" in text, text
+        assert any(m.startswith("STATUS=") and "1 keys" in m for m in msgs), text
+        assert "STOPPING=1" in text, text
+        assert text.count("WATCHDOG=1") >= 3, text  # every 100 ms for ~1 s
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def own_test_socket_activation():
+    """sigild listens on the socket passed as fd 3 (LISTEN_FDS=1)."""
+    tmp = tempfile.mkdtemp(prefix="sigil-act-")
+    try:
+        path = os.path.join(tmp, "activated.sock")
+        ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        ls.bind(path)
+        ls.listen(16)
+        fd = ls.fileno()
+
+        def as_fd3():
+            if fd != 3:
+                os.dup2(fd, 3)
+            os.set_inheritable(3, True)
+
+        d = Daemon(args=("--foreground",), env=clean_env(LISTEN_FDS="1"), wait=False,
+                   cmd=["/bin/sh", "-c", 'LISTEN_PID=$$; export LISTEN_PID; exec "$@"', "sh"],
+                   close_fds=False, preexec_fn=as_fd3)
+        ls.close()
+        deadline = time.time() + 15
+        while "listening" not in d.logtext() and time.time() < deadline:
+            assert d.proc.poll() is None, d.logtext()
+            time.sleep(0.01)
+        c = Client(path)
+        assert c.call("hello")["protocol"] == 1
+        c.close()
+        assert "socket passed by systemd" in d.logtext(), d.logtext()
+        assert not os.path.exists(d.sock), "sigild bound its own socket"
+        assert d.stop() == 0
+        assert os.path.exists(path), "sigild removed the socket systemd owns"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def own_test_detach():
+    """Without --foreground, sigild detaches once listening."""
+    d = Daemon(args=(), wait=False)
+    rc = d.proc.wait(15)
+    assert rc == 0, (rc, d.logtext())
+    c = Client(d.sock)
+    creds = c.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid = struct.unpack("3i", creds)[0]
+    assert pid != d.proc.pid
+    assert c.call("hello")["protocol"] == 1
+    c.close()
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(")")[1].split()[0] == "Z":
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError("the detached sigild did not stop")
+    assert "stopped" in d.logtext(), d.logtext()
+    d.log.close()
+    shutil.rmtree(d.dir, ignore_errors=True)
+
+
+def own_test_mlock_refused():
+    """Without lockable memory sigild refuses to start, naming RLIMIT_MEMLOCK."""
+    import resource
+    assert os.geteuid() == 0, "this test must run as root (it runs sigild as uid 65534)"
+
+    def nobody():
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+        os.setgroups([])
+        os.setresgid(65534, 65534, 65534)
+        os.setresuid(65534, 65534, 65534)
+
+    for allow in (False, True):
+        d = Daemon(args=("--foreground",) + (("--allow-unlocked-memory",) if allow else ()),
+                   wait=False, preexec_fn=nobody)
+        os.chown(d.dir, 65534, 65534)
+        os.chmod(d.dir, 0o700)
+        if not allow:
+            rc = d.proc.wait(15)
+            assert rc == 1, (rc, d.logtext())
+            assert "RLIMIT_MEMLOCK" in d.logtext(), d.logtext()
+            d.log.close()
+            shutil.rmtree(d.dir, ignore_errors=True)
+        else:
+            d.wait_listening()
+            c = Client(d.sock)
+            c.call("key.generate", {"type": "ed25519", "label": "unlocked"})
+            c.close()
+            assert "mlock failed" in d.logtext(), d.logtext()
+            assert d.stop() == 0
+
+
+OWN_TESTS = [own_test_systemd_notify, own_test_socket_activation, own_test_detach, own_test_mlock_refused]
+
 TESTS = [test_hello, test_sign_generated, test_sign_imported, test_fingerprint, test_verify,
          test_dh, test_errors, test_pipelined, test_list_delete]
 
 
 def main():
-    print(f"1..{len(TESTS) + 1}", flush=True)
+    print(f"1..{len(TESTS) + 1 + len(OWN_TESTS)}", flush=True)
     failed = 0
     d = Daemon()
     c = Client(d.sock)
@@ -266,6 +422,15 @@ def main():
     else:
         failed += 1
         print(f"not ok {len(TESTS) + 1} - sigild exited with {rc} on SIGTERM", flush=True)
+    for n, t in enumerate(OWN_TESTS, len(TESTS) + 2):
+        try:
+            t()
+            print(f"ok {n} - {t.__name__}", flush=True)
+        except Exception:
+            failed += 1
+            print(f"not ok {n} - {t.__name__}", flush=True)
+            for line in traceback.format_exc().splitlines():
+                print("# " + line, flush=True)
     return 1 if failed else 0
 
 
