@@ -266,15 +266,20 @@ static sigil_error handle_frame(sigil_client *c, const Run *run, const uint8_t *
 	if (proto_response_msgid(frame, len, &has_msgid, &msgid) != 0)
 		return set_err(c, SIGIL_EPROTO, "malformed response from the daemon");
 	if (!has_msgid) {
-		/* the daemon could not read one of our frames and closes */
+		/* An error about the connection itself (denied, busy, too_large,
+		 * an unreadable frame): the daemon closes after it. The call
+		 * fails with that code, and the connection is unusable. */
+		sigil_error e = SIGIL_EPROTO;
+
 		r = proto_response_decode(&resp, run->method, frame, len, why);
 		if (r == 0 && resp.error)
-			set_err(c, SIGIL_EPROTO, "daemon refused the stream: %s: %s",
-			        proto_error_name(resp.error), resp.message);
+			e = set_err(c, (sigil_error)resp.error, "%s: %s", proto_error_name(resp.error),
+			            resp.message);
 		else
 			set_err(c, SIGIL_EPROTO, "daemon sent an error without msgid");
+		c->broken = true;
 		proto_response_deinit(&resp);
-		return SIGIL_EPROTO;
+		return e;
 	}
 	if (msgid < base || msgid - base >= sent || answered[msgid - base])
 		return set_err(c, SIGIL_EPROTO, "response with unexpected msgid %llu",

@@ -80,7 +80,13 @@ static bool socket_answers(const char *path)
 
 void tc_daemon_start(TcDaemon *d)
 {
+	tc_daemon_start_config(d, NULL);
+}
+
+void tc_daemon_start_config(TcDaemon *d, const char *config_text)
+{
 	const char *sigild = tc_build_path("daemon/sigild");
+	char conf[512];
 	int64_t deadline;
 	int logfd;
 
@@ -93,6 +99,9 @@ void tc_daemon_start(TcDaemon *d)
 	snprintf(d->log, sizeof(d->log), "%s/sigild.log", d->dir);
 	if (mkdir(d->state, 0700) < 0)
 		fail_msg("mkdir %s: %s", d->state, strerror(errno));
+	snprintf(conf, sizeof(conf), "%s/sigil.conf", d->dir);
+	if (config_text)
+		tc_write_file(conf, config_text, strlen(config_text));
 	if (access(sigild, X_OK) < 0)
 		fail_msg("%s is not built", sigild);
 	logfd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -107,8 +116,12 @@ void tc_daemon_start(TcDaemon *d)
 		dup2(devnull, 0);
 		dup2(logfd, 1);
 		dup2(logfd, 2);
-		execl(sigild, "sigild", "--socket", d->sock, "--state-dir", d->state, "--foreground",
-		      "--allow-unlocked-memory", "--workers", "2", (char *)NULL);
+		if (config_text)
+			execl(sigild, "sigild", "--socket", d->sock, "--state-dir", d->state, "--foreground",
+			      "--allow-unlocked-memory", "--workers", "2", "--config", conf, (char *)NULL);
+		else
+			execl(sigild, "sigild", "--socket", d->sock, "--state-dir", d->state, "--foreground",
+			      "--allow-unlocked-memory", "--workers", "2", (char *)NULL);
 		_exit(127);
 	}
 	close(logfd);

@@ -30,6 +30,8 @@ void tc_need_tool(const char *name);
  * answers. Fails the test (printing the daemon log) if it does not start
  * within 20 s. */
 void tc_daemon_start(TcDaemon *d);
+/* The same with a sigil.conf holding config_text (passed with --config). */
+void tc_daemon_start_config(TcDaemon *d, const char *config_text);
 /* SIGTERM, wait, and remove the scratch directory. Returns -1 (after
  * printing the daemon log) if sigild had already exited, else 0. */
 int tc_daemon_stop(TcDaemon *d);

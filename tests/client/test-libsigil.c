@@ -427,6 +427,61 @@ static void test_daemon_gone(void **state)
 	(void)tc_daemon_stop(&d);
 }
 
+/* Errors about the connection itself (msgid nil) come back as their code:
+ * busy when max_connections is reached, too_large for a frame over
+ * max_request_size; the connection is unusable after them. */
+/* Connects and says hello until the daemon has a free connection slot
+ * (5 s at most). */
+static sigil_client *connect_when_free(const char *sock)
+{
+	for (int i = 0;; i++) {
+		sigil_client *c = NULL;
+		sigil_hello h;
+		sigil_error e;
+
+		assert_int_equal(sigil_client_connect(&c, sock, 5000), SIGIL_EOK);
+		e = sigil_client_hello(c, &h);
+		if (e == SIGIL_EOK)
+			return c;
+		sigil_client_free(c);
+		if (e != SIGIL_EBUSY || i == 50)
+			fail_msg("no connection accepted within 5 s: %s", sigil_client_strerror(e));
+		usleep(100 * 1000);
+	}
+}
+
+static void test_connection_errors(void **state)
+{
+	TcDaemon d;
+	sigil_client *c1 = NULL, *c2 = NULL, *c3 = NULL;
+	sigil_hello h;
+	uint8_t sig[64], *big;
+	sigil_error e;
+
+	tc_daemon_start_config(&d, "max_connections = 1\nmax_request_size = 65536\n");
+	/* the start-up probe's connection may still count for a moment */
+	c1 = connect_when_free(d.sock);
+	assert_int_equal(sigil_client_connect(&c2, d.sock, 5000), SIGIL_EOK);
+	e = sigil_client_hello(c2, &h);
+	if (e != SIGIL_EBUSY)
+		fail_msg("second connection: %s (%s)", sigil_client_strerror(e), sigil_client_errmsg(c2));
+	assert_int_equal(sigil_client_hello(c2, &h), SIGIL_EIO); /* unusable now */
+	sigil_client_free(c2);
+	/* a request over max_request_size */
+	big = calloc(1, 100000);
+	assert_non_null(big);
+	assert_int_equal(sigil_client_key_generate(c1, NULL, SIGIL_KEY_ED25519, "big", 0), SIGIL_EOK);
+	e = sigil_client_sign(c1, sig, "big", SIGIL_SIGN_PURE, big, 100000, NULL, 0);
+	if (e != SIGIL_ETOO_LARGE)
+		fail_msg("oversized sign: %s (%s)", sigil_client_strerror(e), sigil_client_errmsg(c1));
+	free(big);
+	sigil_client_free(c1);
+	/* once the daemon has seen both connections close, it serves a new one */
+	c3 = connect_when_free(d.sock);
+	sigil_client_free(c3);
+	assert_int_equal(tc_daemon_stop(&d), 0);
+}
+
 /* The version script: libsigil exports sigil_client_* and nothing else. */
 static void test_exports(void **state)
 {
@@ -523,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_lock_unlock),
 		cmocka_unit_test(test_daemon_gone),
+		cmocka_unit_test(test_connection_errors),
 		cmocka_unit_test(test_exports),
 		cmocka_unit_test(test_threads),
 	};

@@ -14,6 +14,9 @@
  * error, sigil_client_errmsg() tells why (the daemon's message for protocol
  * errors). A transport error (SIGIL_ECONNECT, SIGIL_ETIMEOUT, SIGIL_EIO,
  * SIGIL_EPROTO) leaves the connection unusable: free it and connect again.
+ * So does an error the daemon sends about the connection itself rather
+ * than one request (msgid nil: denied, busy, too_large), which comes back
+ * as that protocol code.
  *
  * Thread safety: a sigil_client is NOT internally locked. Use one
  * connection per thread, or serialise all calls on a connection with your
