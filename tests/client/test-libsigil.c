@@ -385,6 +385,38 @@ static void test_pipelined(void **state)
 	sigil_client_free(c);
 }
 
+/* Large messages, a wide window: many MiB in flight in both directions, sent
+ * in pieces (the output is capped at 1 MiB unsent), answers read meanwhile. */
+static void test_pipelined_large(void **state)
+{
+	enum { N = 300, LEN = 200 * 1024 };
+	sigil_client *c = conn();
+	sigil_sign_request *s = calloc(N, sizeof(*s));
+	uint8_t *msg = malloc(LEN);
+	sigil_key_info k;
+
+	assert_non_null(s);
+	assert_non_null(msg);
+	th_randbytes(msg, LEN);
+	assert_ok(c, sigil_client_key_generate(c, &k, SIGIL_KEY_ED25519, "lib-pipe-large", 0));
+	for (int i = 0; i < N; i++)
+		s[i] = (sigil_sign_request){ .label = "lib-pipe-large", .mode = i % 2 ? SIGIL_SIGN_PH : SIGIL_SIGN_PURE,
+			                     .message = msg, .message_len = LEN - (size_t)i };
+	assert_ok(c, sigil_client_sign_many(c, s, N, 256));
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(s[i].error, SIGIL_EOK);
+		if (i % 2)
+			assert_int_equal(sigil_ed25519ph_verify(s[i].signature, msg, LEN - (size_t)i, NULL, 0,
+			                                        k.public_key, SIGIL_ED25519_STRICT), 0);
+		else
+			assert_int_equal(sigil_ed25519_verify(s[i].signature, msg, LEN - (size_t)i, k.public_key,
+			                                      SIGIL_ED25519_STRICT), 0);
+	}
+	free(s);
+	free(msg);
+	sigil_client_free(c);
+}
+
 /* Each thread its own connection (the documented rule). */
 static void test_lock_unlock(void **state)
 {
@@ -576,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_verify_batch),
 		cmocka_unit_test(test_dh),
 		cmocka_unit_test(test_pipelined),
+		cmocka_unit_test(test_pipelined_large),
 		cmocka_unit_test(test_lock_unlock),
 		cmocka_unit_test(test_daemon_gone),
 		cmocka_unit_test(test_connection_errors),

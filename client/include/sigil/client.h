@@ -180,7 +180,10 @@ sigil_error sigil_client_unlock(sigil_client *c, const char *passphrase);
  * full as answers come back in any order, and returns when all n are
  * answered. The return value is SIGIL_EOK when every request got an answer
  * (check each element's error), or the transport error that stopped it
- * (elements not answered then hold that error too). */
+ * (elements not answered then hold that error too). A window larger than
+ * the daemon's max_inflight_per_conn (4096 by default) gets SIGIL_EBUSY
+ * answers for the excess. A request with bad arguments is answered locally
+ * with SIGIL_EINVAL and does not stop the others. */
 typedef struct sigil_sign_request {
 	const char *label;
 	sigil_sign_mode mode;
