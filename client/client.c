@@ -237,8 +237,19 @@ static sigil_error flush_some(sigil_client *c)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				/* compact: the sent prefix must not grow without bound
+				 * while the socket never drains completely */
+				if (c->out_off >= CLIENT_OUT_HIGH) {
+					size_t left = c->out.len - c->out_off;
+
+					memmove(c->out.data, c->out.data + c->out_off, left);
+					wipe(c->out.data + left, c->out_off);
+					c->out.len = left;
+					c->out_off = 0;
+				}
 				return SIGIL_EOK;
+			}
 			return set_err(c, SIGIL_EIO, "send: %s", strerror(errno));
 		}
 		c->out_off += (size_t)w;
