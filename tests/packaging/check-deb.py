@@ -106,7 +106,13 @@ def scripts(tap, debs, top):
     conffiles = open(os.path.join(d, 'conffiles')).read() if os.path.exists(os.path.join(d, 'conffiles')) else ''
     tap.ok('/etc/sigil/sigil.conf' in conffiles, '/etc/sigil/sigil.conf is a conffile', conffiles)
     r = run(['dpkg-deb', '-f', debs.get('sigil-tools', debs['sigild']), 'Depends'])
-    tap.ok('libsigil0' in r.stdout, 'sigil-tools depends on libsigil0', r.stdout)
+    tap.ok(re.search(r'libsigil0 \(>= 0\.1\.0\)', r.stdout) is not None,
+           'sigil-tools depends on libsigil0 (>= 0.1.0), from its symbols file', r.stdout)
+    for lib, soname in (('libsigil0', 'libsigil.so.0'), ('libsigil-crypto0', 'libsigil-crypto.so.0')):
+        if lib in debs:
+            r = run(['dpkg-deb', '--info', debs[lib], 'symbols'])
+            tap.ok(r.returncode == 0 and r.stdout.startswith(soname + ' ' + lib),
+                   '%s ships a symbols file for %s' % (lib, soname), r.stdout + r.stderr)
 
 
 def apt_simulate(tap, debs):
