@@ -94,6 +94,33 @@ def check_tree(tap, dest):
     tap.ok(not bad, 'no installed ELF file has a RUNPATH into the build tree', '\n'.join(bad))
 
 
+def complete(dest, words):
+    """COMPREPLY of the installed completion for the command line words
+    (the last one is being completed), with the installed programs on PATH."""
+    comp = under(dest, env('SIGIL_COMPLETIONSDIR'))
+    script = ('source "%s/sigil"; source "%s/sigild"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); '
+              '_${1}; printf "%%s\\n" "${COMPREPLY[@]}"') % (comp, comp)
+    e = lib_env(dest, {'PATH': under(dest, env('SIGIL_BINDIR')) + ':' + os.environ.get('PATH', ''),
+                       'SIGIL_SOCK': '/nonexistent/sigild.sock'})
+    r = run(['bash', '-c', script, 'bash'] + words, env=e)
+    return r.stdout.split()
+
+
+def check_completion(tap, dest):
+    cases = [
+        (['sigil', 'si'], {'sign'}, 'a command'),
+        (['sigil', 'sign', '--format', ''], {'sshsig', 'minisign', 'signify', 'raw', 'hex', 'base64'},
+         'sign --format values'),
+        (['sigil', 'pubkey', '--format', 'al'], {'allowed-signers'}, 'pubkey --format values'),
+        (['sigil', 'sign', '--na'], {'--namespace'}, "options from the installed sigil's sign --help"),
+        (['sigil', 'verify', '--pol'], {'--policy'}, "options from the installed sigil's verify --help"),
+        (['sigild', '--st'], {'--state-dir'}, 'sigild options'),
+    ]
+    for words, want, what in cases:
+        got = set(complete(dest, words))
+        tap.ok(got == want, 'bash completion: %s (%s)' % (what, ' '.join(words)), 'got %s' % sorted(got))
+
+
 def check_exports(tap, dest):
     lib = under(dest, env('SIGIL_LIBDIR'))
     for name, prefix in (('libsigil-crypto.so.0', 'sigil_'), ('libsigil.so.0', 'sigil_client_')):
@@ -243,6 +270,7 @@ def main():
     dest = install_tree(tap)
     tap.diag('DESTDIR ' + dest)
     check_tree(tap, dest)
+    check_completion(tap, dest)
     check_exports(tap, dest)
     check_programs(tap, dest)
     check_pkgconfig(tap, dest)
