@@ -89,8 +89,10 @@ def clean_env(**extra):
 
 
 class Daemon:
-    def __init__(self, args=("--foreground",), env=None, wait=True, **popen):
+    def __init__(self, args=("--foreground",), env=None, wait=True, owner=None, **popen):
         self.dir = tempfile.mkdtemp(prefix="sigil-pytest-")
+        if owner is not None:
+            os.chown(self.dir, owner, owner)
         self.sock = os.path.join(self.dir, "run", "sigild.sock")
         self.state = os.path.join(self.dir, "state")
         self.logpath = os.path.join(self.dir, "sigild.log")
@@ -377,9 +379,7 @@ def own_test_mlock_refused():
 
     for allow in (False, True):
         d = Daemon(args=("--foreground",) + (("--allow-unlocked-memory",) if allow else ()),
-                   wait=False, preexec_fn=nobody)
-        os.chown(d.dir, 65534, 65534)
-        os.chmod(d.dir, 0o700)
+                   wait=False, owner=65534, preexec_fn=nobody)
         if not allow:
             rc = d.proc.wait(15)
             assert rc == 1, (rc, d.logtext())
