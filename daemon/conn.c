@@ -258,11 +258,27 @@ static void conn_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf
 	conn_process(c);
 }
 
+/* may this connection take another frame now? (back-pressure, not errors) */
+static bool conn_may_take(Conn *c)
+{
+	Server *s = c->server;
+
+	if (c->write_bytes >= CONN_WRITE_HIGH)
+		return false;
+	if (c->inflight_bytes >= s->config.max_request_size)
+		return false;
+	if (s->inflight_bytes >= SERVER_INFLIGHT_BYTES_FACTOR * s->config.max_request_size) {
+		s->total_blocked = true;
+		return false;
+	}
+	return true;
+}
+
 void conn_process(Conn *c)
 {
 	Server *s = c->server;
 
-	while (!c->closing && !c->close_after_write && !s->shutting_down && c->write_bytes < CONN_WRITE_HIGH) {
+	while (!c->closing && !c->close_after_write && !s->shutting_down && conn_may_take(c)) {
 		const uint8_t *frame;
 		size_t len;
 		int k = proto_reader_next(c->reader, &frame, &len);
@@ -277,7 +293,7 @@ void conn_process(Conn *c)
 	}
 	if (c->closing || c->close_after_write)
 		return;
-	if (s->shutting_down || c->write_bytes >= CONN_WRITE_HIGH) {
+	if (s->shutting_down || !conn_may_take(c)) {
 		if (c->reading) {
 			uv_read_stop((uv_stream_t *)&c->pipe);
 			c->reading = false;

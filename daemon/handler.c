@@ -164,6 +164,8 @@ static void work_done(uv_work_t *w, int status)
 
 	c->inflight--;
 	s->inflight--;
+	c->inflight_bytes -= rq->frame_len;
+	s->inflight_bytes -= rq->frame_len;
 
 	if (status == UV_ECANCELED) {
 		if (q->method == PROTO_METHOD_KEY_GENERATE || q->method == PROTO_METHOD_KEY_IMPORT)
@@ -216,6 +218,16 @@ out:
 	request_free(rq);
 	if (c->close_after_write && conn_idle(c))
 		conn_close(c);
+	else if (!c->closing)
+		conn_process(c); /* it may have waited for its requests in flight */
+	if (s->total_blocked && !s->shutting_down &&
+	    s->inflight_bytes < SERVER_INFLIGHT_BYTES_FACTOR * s->config.max_request_size) {
+		s->total_blocked = false;
+		for (Conn *o = s->conns, *next; o; o = next) {
+			next = o->next;
+			conn_process(o);
+		}
+	}
 	conn_unref(c);
 	server_maybe_finish(s);
 }
@@ -242,6 +254,8 @@ static void queue(Conn *c, Request *rq)
 	}
 	c->inflight++;
 	s->inflight++;
+	c->inflight_bytes += rq->frame_len;
+	s->inflight_bytes += rq->frame_len;
 	c->n_refs++;
 	return;
 fail:

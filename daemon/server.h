@@ -24,6 +24,11 @@ typedef struct Server Server;
 typedef struct Conn Conn;
 typedef struct Request Request;
 
+/* request bytes on the worker pool: a connection takes no new frame while
+ * its own exceed max_request_size, nor while the server's exceed
+ * SERVER_INFLIGHT_BYTES_FACTOR * max_request_size */
+#define SERVER_INFLIGHT_BYTES_FACTOR 4
+
 /* stop reading a connection once this many response bytes wait to be written */
 #define CONN_WRITE_HIGH (1u << 20)
 #define CONN_WRITE_LOW (256u << 10)
@@ -37,6 +42,7 @@ struct Conn {
 	unsigned n_refs;       /* the open handles + each in-flight Request */
 	unsigned n_handles;    /* pipe, idle timer: closed ones count down */
 	uint64_t inflight;     /* requests on the thread pool */
+	size_t inflight_bytes; /* their frame sizes */
 	size_t write_bytes;    /* queued in uv_write, not yet written */
 	bool reading;
 	bool closing;
@@ -69,6 +75,8 @@ struct Server {
 	Conn *conns;
 	uint64_t n_conns;
 	uint64_t inflight;
+	size_t inflight_bytes;
+	bool total_blocked;    /* a connection waits for inflight_bytes to drop */
 	uint64_t requests;
 	uint64_t start_ms;
 	unsigned workers;
