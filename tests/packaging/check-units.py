@@ -60,6 +60,12 @@ def verify_units(tap, dest, unitdir, user):
                       lambda m: m.group(1) + under(dest, sigild), text, flags=re.M)
         with open(os.path.join(work, n), 'w') as f:
             f.write(text)
+    if not user:
+        # The master-key credential drop-in from the examples must load too.
+        dropin = os.path.join(under(dest, env('SIGIL_EXAMPLESDIR')), 'master-key.conf')
+        if tap.ok(os.path.isfile(dropin), 'master-key.conf drop-in example installed', dropin):
+            os.mkdir(os.path.join(work, 'sigild.service.d'))
+            shutil.copy(dropin, os.path.join(work, 'sigild.service.d', 'master-key.conf'))
     xdg = scratch('sigil-xdg-')
     e = dict(os.environ, MANPATH=under(dest, env('SIGIL_MANDIR')),
              XDG_RUNTIME_DIR=xdg, SYSTEMD_LOG_COLOR='0')
