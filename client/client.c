@@ -227,8 +227,8 @@ typedef struct Run {
 	ProtoMethod method; /* the same method for every request of a run */
 } Run;
 
-/* Sends pending output without blocking. 0, or a transport error. */
-static sigil_error flush_some(sigil_client *c)
+/* Sends pending output without blocking. 0, or -1 with errno set. */
+static int flush_some(sigil_client *c)
 {
 	while (c->out_off < c->out.len) {
 		ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
@@ -248,9 +248,9 @@ static sigil_error flush_some(sigil_client *c)
 					c->out.len = left;
 					c->out_off = 0;
 				}
-				return SIGIL_EOK;
+				return 0;
 			}
-			return set_err(c, SIGIL_EIO, "send: %s", strerror(errno));
+			return -1;
 		}
 		c->out_off += (size_t)w;
 	}
@@ -260,7 +260,7 @@ static sigil_error flush_some(sigil_client *c)
 		c->out.len = 0;
 		c->out_off = 0;
 	}
-	return SIGIL_EOK;
+	return 0;
 }
 
 static sigil_error handle_frame(sigil_client *c, const Run *run, const uint8_t *frame,
@@ -322,6 +322,7 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 {
 	uint8_t buf[CLIENT_READ_CHUNK];
 	size_t sent = 0, ndone = 0, buf_used = 0;
+	int send_errno = 0;
 	bool *answered;
 	uint32_t base;
 	int64_t deadline;
@@ -351,7 +352,8 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 		int r;
 
 		/* encode while the window and the output buffer allow */
-		while (sent < n && sent - ndone < window && c->out.len - c->out_off < CLIENT_OUT_HIGH) {
+		while (send_errno == 0 && sent < n && sent - ndone < window &&
+		       c->out.len - c->out_off < CLIENT_OUT_HIGH) {
 			ProtoRequest req = PROTO_REQUEST_NULL(req);
 
 			req.method = run->method;
@@ -380,11 +382,17 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 		}
 		if (ndone == n)
 			break;
-		e = flush_some(c);
-		if (e)
-			goto out;
+		if (send_errno == 0 && flush_some(c) < 0) {
+			if (errno != EPIPE && errno != ECONNRESET) {
+				e = set_err(c, SIGIL_EIO, "send: %s", strerror(errno));
+				goto out;
+			}
+			/* the daemon closed its end: read what it said first (a
+			 * denied or busy error comes just before the close) */
+			send_errno = errno;
+		}
 		p.events = POLLIN;
-		if (c->out_off < c->out.len)
+		if (send_errno == 0 && c->out_off < c->out.len)
 			p.events |= POLLOUT;
 		left = deadline - now_ms();
 		if (left <= 0) {
@@ -413,7 +421,8 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 				goto out;
 			}
 			if (got == 0) {
-				e = set_err(c, SIGIL_EIO, "the daemon closed the connection");
+				e = set_err(c, SIGIL_EIO, "the daemon closed the connection%s%s",
+				            send_errno ? ": " : "", send_errno ? strerror(send_errno) : "");
 				goto out;
 			}
 			if ((size_t)got > buf_used)
