@@ -9,16 +9,22 @@
  *   must accept good and reject bad signatures; an operation that fails its
  *   check is not timed and the program exits 1;
  * - each implementation is warmed up, then calibrated so that one batch
- *   (many calls in a row) lasts about budget / (implementations * 31);
+ *   (many calls in a row) lasts about budget / (implementations * 31),
+ *   clamped to 0.5 .. 2 ms (shorter batches are less often preempted);
+ *   after each batch the size of the next one is rescaled so that batches
+ *   stay near that length while the machine's speed wanders;
  * - batches are interleaved between the implementations, round after
  *   round, with the starting implementation rotating (A B C, B C A, C A B,
  *   ...), so that machine noise (other processes, frequency changes) falls
  *   on all of them alike;
- * - for each batch the time per operation is taken in ns (CLOCK_MONOTONIC)
- *   and in TSC ticks (rdtsc, x86-64 only: reference cycles at the TSC's
- *   fixed rate, not core clock cycles);
+ * - for each batch the time per operation is taken in ns (CLOCK_MONOTONIC),
+ *   in TSC ticks (rdtsc, x86-64 only: reference cycles at the TSC's fixed
+ *   rate, not core clock cycles), and in thread CPU time
+ *   (CLOCK_THREAD_CPUTIME_ID, which stops while the thread is preempted:
+ *   the useful figure on a shared machine);
  * - per implementation the median, p10, p90, min and max over the batches
- *   are reported, then sigil's median as a ratio to the best other median.
+ *   are reported, then sigil's median as a ratio to the best other median
+ *   (and sigil's minimum over that implementation's minimum).
  * - the timed calls' return values are still checked; a failure during
  *   timing also makes the program exit 1.
  *
@@ -51,10 +57,12 @@
 #define MSGLEN 64          /* signed message length */
 #define BATCH 64           /* signatures per batch verification */
 #define BIGLEN (1u << 20)  /* SHA-512 input: 1 MiB */
-#define MAX_BATCHES 4096
-#define ROUNDS_TARGET 31   /* batches per implementation the budget aims at */
+#define MAX_BATCHES 8192
+#define ROUNDS_TARGET 31   /* batches per implementation the budget aims at, */
+#define BATCH_NS_MAX 2000000u /* but a batch lasts 2 ms at most (more rounds, finer */
+#define BATCH_NS_MIN 500000u  /* interleaving, fewer preempted batches), 0.5 ms at least */
 #define MIN_ROUNDS 7
-#define MAX_IMPLS 3
+#define MAX_IMPLS 5
 
 /* ------------------------------------------------------------------ */
 /* Inputs shared by every implementation */
@@ -458,15 +466,15 @@ static int check_verify(void)
 	return check_verify_policy("verify", SIGIL_ED25519_STRICT);
 }
 
-static int check_verify_zip215(void)
-{
-	return check_verify_policy("verify_zip215", SIGIL_ED25519_ZIP215);
-}
-
 static int check_batch(void)
 {
 	uint8_t bad_sig[64];
 	int valid[BATCH];
+
+	/* the single verifications timed beside the batch */
+	if (check_verify_policy("verify_batch", SIGIL_ED25519_STRICT) != 0 ||
+	    check_verify_policy("verify_batch", SIGIL_ED25519_ZIP215) != 0)
+		return -1;
 
 	for (int i = 0; i < BATCH; i++)
 		valid[i] = -7;
@@ -537,33 +545,46 @@ static int check_sha512(void)
 typedef struct {
 	const char *name;
 	runner_fn fn;
+	double ops_per_call; /* operations done by one runner iteration */
+	int sigil;           /* 1 for sigil's own (never the "best other") */
 } Impl;
 
+/* impls[0] is the sigil implementation the ratios are about */
 typedef struct {
 	const char *name;
 	const char *what;
 	int (*check)(void);
-	double ops_per_call; /* operations done by one runner iteration */
 	Impl impls[MAX_IMPLS];
 } Op;
 
+#define SIGIL(name, fn) { name, fn, 1, 1 }
+#define OTHER(name, fn) { name, fn, 1, 0 }
 static const Op ops[] = {
-	{ "keypair", "Ed25519 keypair from a 32-byte seed", check_keypair, 1,
-	  { { "sigil", run_keypair_sigil }, { "libsodium", run_keypair_sodium }, { "openssl", run_keypair_ossl } } },
-	{ "sign", "Ed25519 sign, 64-byte message", check_sign, 1,
-	  { { "sigil", run_sign_sigil }, { "libsodium", run_sign_sodium }, { "openssl", run_sign_ossl } } },
-	{ "verify", "Ed25519 verify, 64-byte message (sigil: STRICT policy)", check_verify, 1,
-	  { { "sigil", run_verify_sigil }, { "libsodium", run_verify_sodium }, { "openssl", run_verify_ossl } } },
-	{ "verify_zip215", "Ed25519 verify, 64-byte message, ZIP215 policy (sigil only)", check_verify_zip215, 1,
-	  { { "sigil", run_verify_zip215_sigil } } },
-	{ "verify_batch", "Ed25519 batch verify (ZIP215), 64 signatures, time per signature (sigil only)",
-	  check_batch, BATCH, { { "sigil", run_batch_sigil } } },
-	{ "x25519", "X25519, variable base point", check_x25519, 1,
-	  { { "sigil", run_x25519_sigil }, { "libsodium", run_x25519_sodium }, { "openssl", run_x25519_ossl } } },
-	{ "x25519_base", "X25519 public key (base point)", check_x25519_base, 1,
-	  { { "sigil", run_x25519_base_sigil }, { "libsodium", run_x25519_base_sodium }, { "openssl", run_x25519_base_ossl } } },
-	{ "sha512_1mib", "SHA-512 of 1 MiB", check_sha512, 1,
-	  { { "sigil", run_sha512_sigil }, { "libsodium", run_sha512_sodium }, { "openssl", run_sha512_ossl } } },
+	{ "keypair", "Ed25519 keypair from a 32-byte seed", check_keypair,
+	  { SIGIL("sigil", run_keypair_sigil), OTHER("libsodium", run_keypair_sodium),
+	    OTHER("openssl", run_keypair_ossl) } },
+	{ "sign", "Ed25519 sign, 64-byte message", check_sign,
+	  { SIGIL("sigil", run_sign_sigil), OTHER("libsodium", run_sign_sodium), OTHER("openssl", run_sign_ossl) } },
+	{ "verify", "Ed25519 verify, 64-byte message (sigil: STRICT policy)", check_verify,
+	  { SIGIL("sigil", run_verify_sigil), OTHER("libsodium", run_verify_sodium),
+	    OTHER("openssl", run_verify_ossl) } },
+	/* batch verification interleaved with single verifications, so that
+	 * its ratios to them are measured under the same noise */
+	{ "verify_batch",
+	  "Ed25519 batch verify (ZIP215) of 64 signatures, time per signature, against single verifies",
+	  check_batch,
+	  { { "sigil", run_batch_sigil, BATCH, 1 }, SIGIL("sigil-strict", run_verify_sigil),
+	    SIGIL("sigil-zip215", run_verify_zip215_sigil), OTHER("libsodium", run_verify_sodium),
+	    OTHER("openssl", run_verify_ossl) } },
+	{ "x25519", "X25519, variable base point", check_x25519,
+	  { SIGIL("sigil", run_x25519_sigil), OTHER("libsodium", run_x25519_sodium),
+	    OTHER("openssl", run_x25519_ossl) } },
+	{ "x25519_base", "X25519 public key (base point)", check_x25519_base,
+	  { SIGIL("sigil", run_x25519_base_sigil), OTHER("libsodium", run_x25519_base_sodium),
+	    OTHER("openssl", run_x25519_base_ossl) } },
+	{ "sha512_1mib", "SHA-512 of 1 MiB", check_sha512,
+	  { SIGIL("sigil", run_sha512_sigil), OTHER("libsodium", run_sha512_sodium),
+	    OTHER("openssl", run_sha512_ossl) } },
 };
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
 
@@ -574,6 +595,16 @@ static uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of this thread: unlike the wall clock it stops while the thread
+ * is preempted, so it shows what a batch cost on a machine shared with
+ * other work (cache and sibling-thread interference still count) */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -619,11 +650,13 @@ typedef struct {
 } Stats;
 
 typedef struct {
-	uint64_t iters;       /* runner iterations per batch */
+	uint64_t iters;       /* runner iterations in the next batch */
+	uint64_t total;       /* runner iterations timed, all batches */
 	size_t nb;            /* batches done */
 	double ns[MAX_BATCHES];
 	double cyc[MAX_BATCHES];
-	Stats sns, scyc;
+	double cpu[MAX_BATCHES];
+	Stats sns, scyc, scpu;
 } Result;
 
 typedef struct {
@@ -676,14 +709,14 @@ static uint64_t time_run(runner_fn fn, uint64_t n)
 }
 
 /* Choose iterations per batch so that a batch lasts about target_ns:
- * double n until a run lasts at least min(target, max(target/8, 1 ms)),
+ * double n until a run lasts at least min(target, max(target/8, 0.25 ms)),
  * then time that n twice more and scale by the fastest of the three runs,
  * so that one preemption (the machine is shared) cannot shrink the batches
  * to a few calls. */
 static uint64_t calibrate(runner_fn fn, uint64_t target_ns)
 {
 	uint64_t n = 1, t;
-	uint64_t floor_ns = target_ns / 8 > 1000000 ? target_ns / 8 : 1000000;
+	uint64_t floor_ns = target_ns / 8 > 250000 ? target_ns / 8 : 250000;
 
 	if (floor_ns > target_ns)
 		floor_ns = target_ns;
@@ -717,6 +750,10 @@ static void bench_op(size_t oi, double seconds)
 
 	uint64_t budget_ns = (uint64_t)(seconds * 1e9);
 	uint64_t target_ns = budget_ns / (nimpl * ROUNDS_TARGET);
+	if (target_ns > BATCH_NS_MAX)
+		target_ns = BATCH_NS_MAX;
+	if (target_ns < BATCH_NS_MIN)
+		target_ns = BATCH_NS_MIN;
 
 	/* warm-up (caches, tables, branch predictors, CPU frequency): a few
 	 * calls, then calibrate (which runs more) */
@@ -724,6 +761,7 @@ static void bench_op(size_t oi, double seconds)
 		time_run(op->impls[k].fn, 4);
 		res->r[k].iters = calibrate(op->impls[k].fn, target_ns);
 		res->r[k].nb = 0;
+		res->r[k].total = 0;
 	}
 
 	uint64_t start = now_ns();
@@ -733,20 +771,33 @@ static void bench_op(size_t oi, double seconds)
 		for (size_t s = 0; s < nimpl; s++) {
 			size_t k = (round + s) % nimpl; /* rotate the starting implementation */
 			Result *r = &res->r[k];
+			uint64_t u0 = cpu_ns();
 			uint64_t c0 = ticks();
 			uint64_t t0 = now_ns();
 			op->impls[k].fn(r->iters);
 			uint64_t t1 = now_ns();
 			uint64_t c1 = ticks();
-			double nops = (double)r->iters * op->ops_per_call;
+			uint64_t u1 = cpu_ns();
+			double nops = (double)r->iters * op->impls[k].ops_per_call;
 			r->ns[r->nb] = (double)(t1 - t0) / nops;
 			r->cyc[r->nb] = (double)(c1 - c0) / nops;
+			r->cpu[r->nb] = (double)(u1 - u0) / nops;
 			r->nb++;
+			r->total += r->iters;
+			/* keep every batch near target_ns although the machine's
+			 * speed wanders: rescale the next batch by this one (at
+			 * most x2 or /2 a step). The next size depends only on
+			 * past batches, so it does not bias this measurement. */
+			double f = (double)target_ns / (double)(t1 - t0 ? t1 - t0 : 1);
+			f = f > 2 ? 2 : f < 0.5 ? 0.5 : f;
+			double next = (double)r->iters * f;
+			r->iters = next < 1 ? 1 : (uint64_t)(next + 0.5);
 		}
 	}
 	for (size_t k = 0; k < nimpl; k++) {
 		res->r[k].sns = stats(res->r[k].ns, res->r[k].nb);
 		res->r[k].scyc = stats(res->r[k].cyc, res->r[k].nb);
+		res->r[k].scpu = stats(res->r[k].cpu, res->r[k].nb);
 	}
 	res->ran = 1;
 }
@@ -828,14 +879,30 @@ static int op_selected(size_t oi)
 	return !opt_op || strcmp(opt_op, ops[oi].name) == 0;
 }
 
-/* index of the best (lowest median) non-sigil implementation, or -1 */
-static int best_other(const OpResult *res)
+enum { BY_WALL_MEDIAN, BY_WALL_MIN, BY_CPU_MEDIAN };
+
+static double stat_of(const Result *r, int by)
 {
+	return by == BY_WALL_MEDIAN ? r->sns.med : by == BY_WALL_MIN ? r->sns.min : r->scpu.med;
+}
+
+/* index of the best (lowest by the given statistic) implementation that is
+ * not sigil's, or -1 */
+static int best_other(size_t oi, int by)
+{
+	const OpResult *res = &results[oi];
 	int best = -1;
 	for (size_t k = 1; k < res->nimpl; k++)
-		if (best < 0 || res->r[k].sns.med < res->r[best].sns.med)
+		if (!ops[oi].impls[k].sigil && (best < 0 || stat_of(&res->r[k], by) < stat_of(&res->r[best], by)))
 			best = (int)k;
 	return best;
+}
+
+/* sigil (impls[0]) over the best other by the given statistic */
+static double ratio_best(size_t oi, int by)
+{
+	int b = best_other(oi, by);
+	return stat_of(&results[oi].r[0], by) / stat_of(&results[oi].r[b], by);
 }
 
 static size_t op_index(const char *name)
@@ -850,7 +917,8 @@ static void print_text(double seconds)
 {
 	printf("\nsigil bench: %g s budget; batches interleaved between implementations; load average now %.2f\n",
 	       seconds, loadavg());
-	printf("time per operation: median over batches [p10 .. p90] (min .. max)\n");
+	printf("time per operation: wall clock, median over batches [p10 .. p90] (min .. max);\n"
+	       "cpu = thread CPU time (excludes preemption), median [p10 .. p90]; batches x calls per batch\n");
 	if (have_ticks())
 		printf("cycles: rdtsc ticks, i.e. REFERENCE cycles at the TSC's fixed rate (%.3f GHz here), not core clock cycles\n",
 		       g_tsc_ghz);
@@ -861,43 +929,37 @@ static void print_text(double seconds)
 		printf("\n%s: %s\n", ops[oi].name, ops[oi].what);
 		for (size_t k = 0; k < res->nimpl; k++) {
 			const Result *r = &res->r[k];
-			printf("  %-10s %12.0f ns [%10.0f .. %10.0f] (%10.0f .. %10.0f)", ops[oi].impls[k].name,
+			printf("  %-12s %12.0f ns [%10.0f .. %10.0f] (%10.0f .. %10.0f)", ops[oi].impls[k].name,
 			       r->sns.med, r->sns.p10, r->sns.p90, r->sns.min, r->sns.max);
 			if (have_ticks())
-				printf("  %12.0f cyc [%10.0f .. %10.0f]", r->scyc.med, r->scyc.p10, r->scyc.p90);
-			printf("  %zu x %llu\n", r->nb, (unsigned long long)r->iters);
+				printf("  %10.0f cyc [%10.0f .. %10.0f]", r->scyc.med, r->scyc.p10, r->scyc.p90);
+			printf("  cpu %10.0f ns [%10.0f .. %10.0f]", r->scpu.med, r->scpu.p10, r->scpu.p90);
+			printf("  %zu x %.0f\n", r->nb, (double)r->total / (double)r->nb);
 		}
 		if (strcmp(ops[oi].name, "sha512_1mib") == 0)
 			for (size_t k = 0; k < res->nimpl; k++)
-				printf("  %-10s %8.1f MiB/s (median)\n", ops[oi].impls[k].name,
-				       1e9 / res->r[k].sns.med);
+				printf("  %-12s %8.1f MiB/s (wall median), %.1f MiB/s (cpu median)\n",
+				       ops[oi].impls[k].name, 1e9 / res->r[k].sns.med, 1e9 / res->r[k].scpu.med);
 	}
 
-	printf("\nsigil median / best other median (below 1.00: sigil is faster)\n");
+	printf("\nsigil / best other (below 1.00: sigil is faster), each by: wall median; wall minimum; cpu median\n");
 	for (size_t oi = 0; oi < NOPS; oi++) {
 		const OpResult *res = &results[oi];
-		int b = best_other(res);
-		if (res->ran != 1 || b < 0)
+		if (res->ran != 1 || best_other(oi, BY_WALL_MEDIAN) < 0)
 			continue;
-		printf("  %-14s %6.2f  (best other: %s)\n", ops[oi].name,
-		       res->r[0].sns.med / res->r[b].sns.med, ops[oi].impls[b].name);
+		printf("  %-14s %6.2f; %.2f; %.2f  (best other by cpu median: %s)\n", ops[oi].name,
+		       ratio_best(oi, BY_WALL_MEDIAN), ratio_best(oi, BY_WALL_MIN), ratio_best(oi, BY_CPU_MEDIAN),
+		       ops[oi].impls[best_other(oi, BY_CPU_MEDIAN)].name);
 	}
 	size_t ib = op_index("verify_batch");
 	if (results[ib].ran == 1) {
-		double per = results[ib].r[0].sns.med;
-		printf("batch verify per signature (64 per batch) relative to single verification:\n");
-		size_t iv = op_index("verify"), iz = op_index("verify_zip215");
-		if (results[iv].ran == 1) {
-			printf("  vs sigil verify (STRICT)  %6.2f\n", per / results[iv].r[0].sns.med);
-			int b = best_other(&results[iv]);
-			if (b >= 0)
-				printf("  vs best other verify      %6.2f  (%s)\n", per / results[iv].r[b].sns.med,
-				       ops[iv].impls[b].name);
-		}
-		if (results[iz].ran == 1)
-			printf("  vs sigil verify (ZIP215)  %6.2f\n", per / results[iz].r[0].sns.med);
-		if (results[iv].ran != 1 && results[iz].ran != 1)
-			printf("  (run verify and verify_zip215 too for the comparison)\n");
+		const OpResult *res = &results[ib];
+		printf("batch verify, per signature (%d per batch), over single verification (wall median; wall min; cpu median):\n",
+		       BATCH);
+		for (size_t k = 1; k < res->nimpl; k++)
+			printf("  vs %-12s %6.2f; %.2f; %.2f\n", ops[ib].impls[k].name,
+			       res->r[0].sns.med / res->r[k].sns.med, res->r[0].sns.min / res->r[k].sns.min,
+			       res->r[0].scpu.med / res->r[k].scpu.med);
 	}
 }
 
@@ -928,36 +990,35 @@ static void print_json(const char *cpu, double seconds)
 			printf(", \"impls\": {");
 			for (size_t k = 0; k < res->nimpl; k++) {
 				const Result *r = &res->r[k];
-				printf("%s\n      \"%s\": {\"batches\": %zu, \"iters_per_batch\": %llu, "
+				printf("%s\n      \"%s\": {\"batches\": %zu, \"calls\": %llu, "
 				       "\"ns\": {\"median\": %.1f, \"p10\": %.1f, \"p90\": %.1f, \"min\": %.1f, \"max\": %.1f}, "
-				       "\"cycles\": {\"median\": %.1f, \"p10\": %.1f, \"p90\": %.1f}}",
-				       k ? "," : "", ops[oi].impls[k].name, r->nb, (unsigned long long)r->iters,
+				       "\"cycles\": {\"median\": %.1f, \"p10\": %.1f, \"p90\": %.1f}, "
+				       "\"cpu_ns\": {\"median\": %.1f, \"p10\": %.1f, \"p90\": %.1f, \"min\": %.1f}}",
+				       k ? "," : "", ops[oi].impls[k].name, r->nb, (unsigned long long)r->total,
 				       r->sns.med, r->sns.p10, r->sns.p90, r->sns.min, r->sns.max,
-				       r->scyc.med, r->scyc.p10, r->scyc.p90);
+				       r->scyc.med, r->scyc.p10, r->scyc.p90,
+				       r->scpu.med, r->scpu.p10, r->scpu.p90, r->scpu.min);
 			}
 			printf("}");
-			int b = best_other(res);
+			int b = best_other(oi, BY_WALL_MEDIAN);
 			if (b >= 0)
-				printf(", \"ratio_vs_best_other\": %.4f, \"best_other\": \"%s\"",
-				       res->r[0].sns.med / res->r[b].sns.med, ops[oi].impls[b].name);
+				printf(", \"ratio_vs_best_other\": %.4f, \"best_other\": \"%s\", "
+				       "\"min_ratio_vs_best_other\": %.4f, \"cpu_ratio_vs_best_other\": %.4f, "
+				       "\"best_other_by_cpu\": \"%s\"",
+				       ratio_best(oi, BY_WALL_MEDIAN), ops[oi].impls[b].name, ratio_best(oi, BY_WALL_MIN),
+				       ratio_best(oi, BY_CPU_MEDIAN), ops[oi].impls[best_other(oi, BY_CPU_MEDIAN)].name);
 		}
 		printf("}");
 	}
 	printf("\n  }");
-	size_t ib = op_index("verify_batch"), iv = op_index("verify"), iz = op_index("verify_zip215");
+	size_t ib = op_index("verify_batch");
 	if (results[ib].ran == 1) {
-		double per = results[ib].r[0].sns.med;
+		const OpResult *res = &results[ib];
 		printf(",\n  \"batch_ratio\": {");
-		const char *sep = "";
-		if (results[iv].ran == 1) {
-			printf("\"vs_sigil_verify_strict\": %.4f", per / results[iv].r[0].sns.med);
-			int b = best_other(&results[iv]);
-			if (b >= 0)
-				printf(", \"vs_best_other_verify\": %.4f", per / results[iv].r[b].sns.med);
-			sep = ", ";
-		}
-		if (results[iz].ran == 1)
-			printf("%s\"vs_sigil_verify_zip215\": %.4f", sep, per / results[iz].r[0].sns.med);
+		for (size_t k = 1; k < res->nimpl; k++)
+			printf("%s\"vs_%s\": %.4f, \"cpu_vs_%s\": %.4f", k > 1 ? ", " : "", ops[ib].impls[k].name,
+			       res->r[0].sns.med / res->r[k].sns.med, ops[ib].impls[k].name,
+			       res->r[0].scpu.med / res->r[k].scpu.med);
 		printf("}");
 	}
 	printf(",\n  \"loadavg_1min_at_end\": %.2f,\n  \"failures_during_timing\": %lu\n}\n", loadavg(), g_bad);
