@@ -374,12 +374,159 @@ static void test_response_malformed(void **state)
 	}
 }
 
+/* ---- out of memory ----
+ * The test links with -Wl,--wrap for malloc, calloc, realloc, strndup and
+ * free, so every allocation proto/ makes can be refused: with a budget of k
+ * allocations, each call must fail with -ENOMEM (and leak nothing) until k
+ * is large enough, then succeed. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t m);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strndup(const char *s, size_t n);
+void __wrap_free(void *p);
+
+static long alloc_budget = -1; /* -1: unlimited */
+static long alloc_live;
+
+static int take_budget(void)
+{
+	if (alloc_budget == 0)
+		return -1;
+	if (alloc_budget > 0)
+		alloc_budget--;
+	return 0;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	void *p = take_budget() < 0 ? NULL : __real_malloc(n);
+
+	alloc_live += p != NULL;
+	return p;
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+	void *p = take_budget() < 0 ? NULL : __real_calloc(n, m);
+
+	alloc_live += p != NULL;
+	return p;
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	void *q;
+
+	if (take_budget() < 0)
+		return NULL;
+	q = __real_realloc(p, n);
+	if (!p)
+		alloc_live += q != NULL;
+	return q;
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	size_t l = strnlen(s, n);
+	char *p = __wrap_malloc(l + 1);
+
+	if (p) {
+		memcpy(p, s, l);
+		p[l] = '\0';
+	}
+	return p;
+}
+
+void __wrap_free(void *p)
+{
+	alloc_live -= p != NULL;
+	__real_free(p);
+}
+
+static void test_oom(void **state)
+{
+	static const char *const features[] = { "a", "bb", "ccc" };
+	uint8_t seed[32] = { 1 }, msg[4000] = { 2 };
+	ProtoKeyInfo keys[3] = { 0 };
+	ProtoBuf enc = PROTO_BUF_NULL(enc), rbuf = PROTO_BUF_NULL(rbuf);
+	ProtoRequest req;
+	ProtoResponse in, out;
+	char why[PROTO_MESSAGE_MAX];
+	long base = alloc_live;
+	int k, r;
+
+	/* requests: a seed (wiped buffer) and a large message (buffer growth) */
+	for (int m = 0; m < 2; m++) {
+		if (m == 0) {
+			req = (ProtoRequest){ .msgid = 1, .method = PROTO_METHOD_KEY_IMPORT };
+			strcpy(req.u.key_import.label, "k");
+			req.u.key_import.seed = seed;
+		} else {
+			req = (ProtoRequest){ .msgid = 2, .method = PROTO_METHOD_SIGN };
+			strcpy(req.u.sign.label, "k");
+			req.u.sign.message = (ProtoBytes){ msg, sizeof(msg) };
+		}
+		for (k = 0;; k++) {
+			alloc_budget = k;
+			r = proto_request_encode(&enc, &req);
+			alloc_budget = -1;
+			if (r == 0)
+				break;
+			assert_int_equal(r, -ENOMEM);
+			assert_int_equal(enc.len, 0);
+			assert_true(k < 100);
+		}
+		printf("# request %d encodes with %d allocations\n", m, k);
+		proto_buf_deinit(&enc);
+		assert_int_equal(alloc_live, base);
+	}
+
+	/* responses with allocated results: hello (strings), key.list (array) */
+	strcpy(keys[0].label, "one");
+	strcpy(keys[1].label, "two");
+	strcpy(keys[2].label, "three");
+	for (int m = 0; m < 2; m++) {
+		in = (ProtoResponse){ .msgid = 5, .has_msgid = true };
+		if (m == 0) {
+			in.method = PROTO_METHOD_HELLO;
+			in.u.hello.protocol = 1;
+			in.u.hello.server = "sigild";
+			in.u.hello.features = features;
+			in.u.hello.n_features = 3;
+		} else {
+			in.method = PROTO_METHOD_KEY_LIST;
+			in.u.key_list.keys = keys;
+			in.u.key_list.n_keys = 3;
+		}
+		assert_int_equal(proto_response_encode(&rbuf, &in), 0);
+		for (k = 0;; k++) {
+			alloc_budget = k;
+			r = proto_response_decode(&out, in.method, rbuf.data, rbuf.len, why);
+			alloc_budget = -1;
+			proto_response_deinit(&out);
+			assert_int_equal(alloc_live, base + 1); /* rbuf only: nothing leaked */
+			if (r == 0)
+				break;
+			assert_int_equal(r, -ENOMEM);
+			assert_true(k < 100);
+		}
+		printf("# response %d decodes with %d allocations\n", m, k);
+		proto_buf_deinit(&rbuf);
+		assert_int_equal(alloc_live, base);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_roundtrip),
 		cmocka_unit_test(test_response_roundtrip),
 		cmocka_unit_test(test_response_malformed),
+		cmocka_unit_test(test_oom),
 	};
 
 	return th_run(tests);
