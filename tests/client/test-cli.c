@@ -163,7 +163,7 @@ static void test_json_valid(void **state)
 		"delete json-k",
 	};
 
-	tc_need_tool("python3");
+	tc_need_tool("/usr/bin/python3");
 	write_data("jdata");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		TcResult r = RUN("\"$SIGIL\" --json %s > out.json 2>/dev/null; "
