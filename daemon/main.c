@@ -24,6 +24,12 @@
 #include "server.h"
 #include "version.h"
 
+static void freep(void *p)
+{
+	free(*(void **)p);
+}
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -164,7 +170,9 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ 0 },
 	};
-	char *socket_path = NULL, *state_dir = NULL, *config_path = NULL;
+	_cleanup_free_ char *socket_path = NULL;
+	_cleanup_free_ char *state_dir = NULL;
+	_cleanup_free_ char *config_path = NULL;
 	bool foreground = false, allow_unlocked = false;
 	long workers_arg = -1;
 	unsigned workers;
@@ -300,8 +308,5 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_debug("loop closed with handles open: %s", uv_strerror(r));
 	log_info("stopped");
-	free(socket_path);
-	free(state_dir);
-	free(config_path);
 	return 0;
 }

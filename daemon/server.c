@@ -244,7 +244,8 @@ static int bind_socket(Server *s, const char *path, int *fdp)
 	if (s->config.has_socket_group) {
 		if (chown(path, (uid_t)-1, s->config.socket_group) < 0 || chmod(path, 0660) < 0) {
 			r = -errno;
-			log_err("cannot give %s to group %u: %s", path, (unsigned)s->config.socket_group, strerror(errno));
+			log_err("cannot give the socket to group %u: %s", (unsigned)s->config.socket_group,
+			        strerror(-r));
 			close(fd);
 			unlink(path);
 			return r;

@@ -71,14 +71,15 @@ static int pack_result(msgpack_packer *pk, const ProtoResponse *r)
 	case PROTO_METHOD_STATUS: {
 		const ProtoStatus *s = &r->u.status;
 
-		return msgpack_pack_map(pk, 7) ||
+		return msgpack_pack_map(pk, 8) ||
 		       pack_str(pk, "keys") || msgpack_pack_uint64(pk, s->keys) ||
 		       pack_str(pk, "locked") || (s->locked ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
 		       pack_str(pk, "connections") || msgpack_pack_uint64(pk, s->connections) ||
 		       pack_str(pk, "inflight") || msgpack_pack_uint64(pk, s->inflight) ||
 		       pack_str(pk, "uptime_s") || msgpack_pack_uint64(pk, s->uptime_s) ||
 		       pack_str(pk, "requests") || msgpack_pack_uint64(pk, s->requests) ||
-		       pack_str(pk, "workers") || msgpack_pack_uint64(pk, s->workers);
+		       pack_str(pk, "workers") || msgpack_pack_uint64(pk, s->workers) ||
+		       pack_str(pk, "buffered_bytes") || msgpack_pack_uint64(pk, s->buffered_bytes);
 	}
 	case PROTO_METHOD_KEY_GENERATE:
 	case PROTO_METHOD_KEY_IMPORT:

@@ -247,6 +247,11 @@ int proto_reader_next(ProtoReader *r, const uint8_t **framep, size_t *lenp)
 	return PROTO_READER_FRAME;
 }
 
+size_t proto_reader_buffered(const ProtoReader *r)
+{
+	return r->len - r->start;
+}
+
 bool proto_reader_partial(const ProtoReader *r)
 {
 	return r->len > r->start;

@@ -200,6 +200,7 @@ typedef struct ProtoStatus {
 	uint64_t uptime_s;
 	uint64_t requests; /* requests answered since start */
 	uint64_t workers;
+	uint64_t buffered_bytes; /* requests read or in flight + answers not yet written */
 } ProtoStatus;
 
 /**
@@ -317,6 +318,8 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n);
  */
 int proto_reader_next(ProtoReader *r, const uint8_t **framep, size_t *lenp);
 
+/* bytes buffered and not yet returned as frames (memory accounting) */
+size_t proto_reader_buffered(const ProtoReader *r);
 /* true if bytes of an incomplete frame are buffered */
 bool proto_reader_partial(const ProtoReader *r);
 /* the msgid of the current (partial) frame if its header was read: 0 or -1 */
