@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: MIT
 # check-no-alloc.sh NM ARCHIVE - libsigil-crypto allocates nothing and does
 # no I/O (STYLE.md sections 1 and 5; the C analogue of edwards25519's
