@@ -378,10 +378,10 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 			.uptime_s = (uv_now(s->loop) - s->start_ms) / 1000,
 			.requests = s->requests,
 			.workers = s->workers,
-			.buffered_bytes = s->inflight_bytes,
 		};
+		rq->resp.status_buffered_bytes = s->inflight_bytes;
 		for (Conn *o = s->conns; o; o = o->next)
-			rq->resp.u.status.buffered_bytes += o->write_bytes + proto_reader_buffered(o->reader);
+			rq->resp.status_buffered_bytes += o->write_bytes + proto_reader_buffered(o->reader);
 		conn_send_response(c, &rq->resp);
 		break;
 	case PROTO_METHOD_KEY_LIST:

@@ -79,7 +79,7 @@ static int pack_result(msgpack_packer *pk, const ProtoResponse *r)
 		       pack_str(pk, "uptime_s") || msgpack_pack_uint64(pk, s->uptime_s) ||
 		       pack_str(pk, "requests") || msgpack_pack_uint64(pk, s->requests) ||
 		       pack_str(pk, "workers") || msgpack_pack_uint64(pk, s->workers) ||
-		       pack_str(pk, "buffered_bytes") || msgpack_pack_uint64(pk, s->buffered_bytes);
+		       pack_str(pk, "buffered_bytes") || msgpack_pack_uint64(pk, r->status_buffered_bytes);
 	}
 	case PROTO_METHOD_KEY_GENERATE:
 	case PROTO_METHOD_KEY_IMPORT:

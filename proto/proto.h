@@ -200,7 +200,6 @@ typedef struct ProtoStatus {
 	uint64_t uptime_s;
 	uint64_t requests; /* requests answered since start */
 	uint64_t workers;
-	uint64_t buffered_bytes; /* requests read or in flight + answers not yet written */
 } ProtoStatus;
 
 /**
@@ -213,6 +212,8 @@ typedef struct ProtoStatus {
  *
  * key.generate, key.import and key.public fill @u.key; key.delete, lock and
  * unlock have an empty result map.
+ * @status_buffered_bytes: the status result's "buffered_bytes" (outside
+ *           ProtoStatus to keep that struct's layout stable)
  */
 typedef struct ProtoResponse {
 	uint64_t msgid;
@@ -220,6 +221,7 @@ typedef struct ProtoResponse {
 	ProtoMethod method;
 	ProtoError error;
 	char message[PROTO_MESSAGE_MAX];
+	uint64_t status_buffered_bytes;
 	union {
 		struct {
 			uint64_t protocol;
