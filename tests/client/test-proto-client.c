@@ -233,7 +233,8 @@ static void test_response_roundtrip(void **state)
 	proto_response_deinit(&out);
 
 	in = (ProtoResponse){ .msgid = 12, .has_msgid = true, .method = PROTO_METHOD_STATUS };
-	in.u.status = (ProtoStatus){ 3, true, 4, 5, 6, 7, 8 };
+	in.u.status = (ProtoStatus){ .keys = 3, .locked = true, .connections = 4, .inflight = 5,
+		                      .uptime_s = 6, .requests = 7, .workers = 8 };
 	roundtrip_response(&in, &out);
 	assert_int_equal(out.u.status.keys, 3);
 	assert_true(out.u.status.locked);
