@@ -391,11 +391,55 @@ def own_test_mlock_refused():
             c = Client(d.sock)
             c.call("key.generate", {"type": "ed25519", "label": "unlocked"})
             c.close()
+            # PR_SET_DUMPABLE 0: the kernel gives a non-dumpable process's
+            # /proc/<pid> files to root although it runs as uid 65534
+            st = os.stat(f"/proc/{d.proc.pid}/status")
+            assert st.st_uid == 0, st
             assert "mlock failed" in d.logtext(), d.logtext()
             assert d.stop() == 0
 
 
-OWN_TESTS = [own_test_systemd_notify, own_test_socket_activation, own_test_detach, own_test_mlock_refused]
+def own_test_secmem():
+    """Keys sit in locked, no-dump mappings between guard pages; no core dumps."""
+    d = Daemon()
+    try:
+        c = Client(d.sock)
+        for i in range(3):
+            c.call("key.generate", {"type": "ed25519" if i % 2 else "x25519", "label": f"mem{i}"})
+        c.close()
+        pid = d.proc.pid
+        vmas = []
+        with open(f"/proc/{pid}/smaps") as f:
+            cur = None
+            for line in f:
+                parts = line.split()
+                if "-" in parts[0] and len(parts) >= 5 and ":" not in parts[0]:
+                    start, end = (int(x, 16) for x in parts[0].split("-"))
+                    cur = {"start": start, "end": end, "perms": parts[1]}
+                    vmas.append(cur)
+                elif parts[0] == "VmFlags:":
+                    cur["flags"] = set(parts[1:])
+                elif parts[0] == "Locked:":
+                    cur["locked_kb"] = int(parts[1])
+        secret = [v for v in vmas if {"lo", "dd"} <= v.get("flags", set()) and v["perms"].startswith("rw")]
+        assert len(secret) >= 3, secret
+        by_start = {v["start"]: v for v in vmas}
+        by_end = {v["end"]: v for v in vmas}
+        for v in secret:
+            assert v["locked_kb"] > 0, v
+            before, after = by_end.get(v["start"]), by_start.get(v["end"])
+            assert before and before["perms"].startswith("---"), ("no guard page below", v)
+            assert after and after["perms"].startswith("---"), ("no guard page above", v)
+        with open(f"/proc/{pid}/limits") as f:
+            core = [l for l in f if l.startswith("Max core file size")][0].split()
+        assert core[4] == "0" and core[5] == "0", core
+        # PR_SET_DUMPABLE 0 is checked in own_test_mlock_refused, where
+        # sigild runs as another uid than root
+    finally:
+        assert d.stop() == 0
+
+
+OWN_TESTS = [own_test_secmem, own_test_systemd_notify, own_test_socket_activation, own_test_detach, own_test_mlock_refused]
 
 TESTS = [test_hello, test_sign_generated, test_sign_imported, test_fingerprint, test_verify,
          test_dh, test_errors, test_pipelined, test_list_delete]
