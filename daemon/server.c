@@ -369,7 +369,7 @@ static void server_on_shutdown_timeout(uv_timer_t *t)
 {
 	Server *s = t->data;
 
-	log_warn("%llu requests still running after shutdown_timeout_s=%u; exiting without them",
+	log_warn("%llu requests still running or answers unsent after shutdown_timeout_s=%u; exiting anyway",
 	         (unsigned long long)s->inflight, s->config.shutdown_timeout_s);
 	/* workers may still hold keys: wipe the secrets in place, then leave
 	 * without unmapping memory they use */

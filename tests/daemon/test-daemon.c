@@ -229,6 +229,34 @@ static void daemon_cleanup(Daemon *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static int log_count(const Daemon *d, const char *needle)
+{
+	FILE *f = fopen(d->log, "r");
+	char line[2048];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* send SIGHUP and wait until sigild has logged one more reload */
+static void daemon_reload(Daemon *d)
+{
+	int before = log_count(d, "configuration reloaded");
+
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	for (int i = 0; i < 1000; i++) {
+		if (log_count(d, "configuration reloaded") > before)
+			return;
+		usleep(10000);
+	}
+	fail_msg("sigild did not reload its configuration after SIGHUP");
+}
+
 static bool log_contains(const Daemon *d, const char *needle)
 {
 	FILE *f = fopen(d->log, "r");
@@ -1402,6 +1430,51 @@ static void test_sigterm_inflight(void **state)
 	daemon_cleanup(&d);
 }
 
+/* SIGTERM when answers cannot be delivered: sigild still exits 0 after
+ * shutdown_timeout_s */
+static void test_shutdown_timeout(void **state)
+{
+	Daemon d = { 0 };
+	Client slow;
+	msgpack_sbuffer sb;
+	uint64_t t0;
+	int status = -1;
+
+	daemon_start(&d, "shutdown_timeout_s = 1\n");
+	client_open(&slow, &d);
+	fcntl(slow.fd, F_SETFL, fcntl(slow.fd, F_GETFL) | O_NONBLOCK);
+	msgpack_sbuffer_init(&sb);
+	for (int i = 0; i < 4096; i++)
+		pack_request(&sb, (uint64_t)i, "status", NULL);
+	/* fill until the daemon stops reading */
+	for (uint64_t last = now_ms(); now_ms() - last < 1000;) {
+		ssize_t k = send(slow.fd, sb.data, sb.size, MSG_NOSIGNAL);
+
+		if (k > 0)
+			last = now_ms();
+		else
+			usleep(20000);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	t0 = now_ms();
+	assert_int_equal(kill(d.pid, SIGTERM), 0);
+	while (waitpid(d.pid, &status, WNOHANG) != d.pid) {
+		if (now_ms() - t0 > 10000) {
+			client_close(&slow);
+			daemon_cleanup(&d); /* kills it */
+			fail_msg("sigild did not exit 10 s after SIGTERM with shutdown_timeout_s = 1");
+		}
+		usleep(10000);
+	}
+	d.pid = 0;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(now_ms() - t0 >= 900);
+	assert_true(log_contains(&d, "exiting anyway"));
+	client_close(&slow);
+	daemon_cleanup(&d);
+}
+
 /* wait until the daemon has noticed closed connections */
 static void wait_connections(Client *c, uint64_t n)
 {
@@ -1681,20 +1754,16 @@ static void test_denied_peer(void **state)
 
 	/* allow_uids, applied by SIGHUP */
 	daemon_write_config(&d, "socket_group = 65534\nallow_uids = 65534\n");
-	assert_int_equal(kill(d.pid, SIGHUP), 0);
-	for (int i = 0; i < 200 && !log_contains(&d, "configuration reloaded"); i++)
-		usleep(10000);
+	daemon_reload(&d);
 	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
 	assert_string_equal(code, "ok");
 	/* allow_gids: the primary group, or a supplementary one */
 	daemon_write_config(&d, "socket_group = 65534\nallow_gids = 65534\n");
-	assert_int_equal(kill(d.pid, SIGHUP), 0);
-	usleep(300000);
+	daemon_reload(&d);
 	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
 	assert_string_equal(code, "ok");
 	daemon_write_config(&d, "socket_group = 65534\nallow_gids = 4242\n");
-	assert_int_equal(kill(d.pid, SIGHUP), 0);
-	usleep(300000);
+	daemon_reload(&d);
 	assert_int_equal(peer_hello(d.sock, 0, code, sizeof(code)), 0);
 	assert_string_equal(code, "denied");
 	assert_int_equal(peer_hello(d.sock, 4242, code, sizeof(code)), 0);
@@ -1724,6 +1793,7 @@ int main(void)
 		cmocka_unit_test(test_sigterm_inflight),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_shutdown_timeout),
 		cmocka_unit_test(test_denied_peer),
 	};
 	int r;
