@@ -24,7 +24,7 @@
 #include "ct.h"
 #include "sc.h"
 
-typedef unsigned __int128 u128;
+__extension__ typedef unsigned __int128 u128; /* GNU C; __extension__ keeps -Wpedantic quiet */
 
 /* L in radix 2^64: 0x1000000000000000 0000000000000000 14def9dea2f79cd6
  * 5812631a5cf5d3ed (RFC 8032 section 5.1, "L"; decimal
