@@ -973,6 +973,11 @@ static void print_json(const char *cpu, double seconds)
 	json_str(BENCH_CC);
 	printf(",\n  \"buildtype\": ");
 	json_str(BENCH_BUILDTYPE);
+#ifdef NDEBUG
+	printf(",\n  \"assertions\": false");
+#else
+	printf(",\n  \"assertions\": true");
+#endif
 	printf(",\n  \"libsodium\": ");
 	json_str(sodium_version_string());
 	printf(",\n  \"openssl\": ");
@@ -1075,6 +1080,11 @@ int main(int argc, char **argv)
 		printf("compiler: %s; buildtype: %s\n", BENCH_CC, BENCH_BUILDTYPE);
 		printf("libsodium %s; %s\n", sodium_version_string(), OpenSSL_version(OPENSSL_VERSION));
 		printf("load average at start: %.2f\n", loadavg());
+#ifndef NDEBUG
+		/* b_ndebug=if-release is project-wide: NDEBUG here means NDEBUG
+		 * in crypto/, whose bound assertions are on otherwise */
+		printf("WARNING: assertions are on (not a release build): sigil's figures include its bound checks\n");
+#endif
 		fflush(stdout);
 	}
 	if (setup() != 0)
