@@ -15,7 +15,8 @@ def main():
     d = json.load(sys.stdin)
     print(f"- sigil_crypto_impl: `{d['sigil_impl']}`; CPU: {d['cpu']} ({d['ncpus']} logical CPUs); "
           f"TSC {d['tsc_ghz']:.3f} GHz")
-    print(f"- compiler: {d['compiler']}; build: {d['buildtype']}")
+    print(f"- compiler: {d['compiler']}; build: {d['buildtype']}; "
+          f"assertions {'on' if d.get('assertions') else 'off'}")
     print(f"- libsodium {d['libsodium']}; {d['openssl']}")
     print(f"- budget {d['seconds']:g} s; load average (1 min) at the end: {d['loadavg_1min_at_end']:.2f}; "
           f"failures during timing: {d['failures_during_timing']}")
