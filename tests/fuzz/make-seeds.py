@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# make-seeds.py - write the seed corpora of tests/fuzz/corpus/<target>/
+# (their output is committed; run again only to change the seeds).
+# Requires /usr/bin/python3 with python3-msgpack and python3-cryptography,
+# and ssh-keygen, minisign, signify-openbsd for the signature files.
+import hashlib
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import msgpack
+from cryptography.hazmat.primitives.asymmetric import ed25519, x25519
+from cryptography.hazmat.primitives import serialization
+
+here = os.path.dirname(os.path.abspath(__file__))
+out = os.path.join(here, 'corpus')
+
+
+def put(target, name, data):
+    d = os.path.join(out, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(data)
+
+
+def req(msgid, method, params=None):
+    return msgpack.packb([0, msgid, method, [params if params is not None else {}]], use_bin_type=True)
+
+
+def raw(sk):
+    return sk.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                            serialization.NoEncryption())
+
+
+def pub(k):
+    return k.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+# The rpc target's store holds "ed" (seed 0x11 * 32) and "x" (0x22 * 32).
+sk = ed25519.Ed25519PrivateKey.from_private_bytes(b'\x11' * 32)
+pk = pub(sk.public_key())
+msg = b'sigil fuzz seed'
+sig = sk.sign(msg)
+peer = pub(x25519.X25519PrivateKey.from_private_bytes(b'\x33' * 32).public_key())
+
+streams = {
+    'hello': req(1, 'hello'),
+    'status': req(2, 'status'),
+    'key-list': req(3, 'key.list'),
+    'key-public': req(4, 'key.public', {'label': 'ed'}),
+    'sign': req(5, 'sign', {'key': 'ed', 'message': msg}),
+    'sign-ctx': req(6, 'sign', {'key': 'ed', 'message': msg, 'mode': 'ctx', 'context': b'foo'}),
+    'sign-ph-prehashed': req(7, 'sign', {'key': 'ed', 'message': hashlib.sha512(msg).digest(),
+                                         'mode': 'ph', 'prehashed': True}),
+    'verify': req(8, 'verify', {'public_key': pk, 'message': msg, 'signature': sig}),
+    'verify-zip215': req(9, 'verify', {'public_key': pk, 'message': msg, 'signature': sig,
+                                       'policy': 'zip215'}),
+    'verify-batch': req(10, 'verify_batch', {'items': [{'public_key': pk, 'message': msg, 'signature': sig}] * 3}),
+    'dh': req(11, 'dh', {'key': 'x', 'peer': peer}),
+    'dh-small-order': req(12, 'dh', {'key': 'x', 'peer': b'\x00' * 32}),
+    'generate-delete': req(13, 'key.generate', {'type': 'ed25519', 'label': 'new'}) +
+                       req(14, 'sign', {'key': 'new', 'message': b'm'}) +
+                       req(15, 'key.delete', {'label': 'new'}),
+    'import': req(16, 'key.import', {'type': 'x25519', 'label': 'imp', 'seed': b'\x44' * 32,
+                                     'exportable': True}),
+    'lock-sign-unlock': req(17, 'lock', {}) + req(18, 'sign', {'key': 'ed', 'message': msg}) +
+                        req(19, 'unlock', {'passphrase': 'pw'}),
+    'wrong-type': req(20, 'sign', {'key': 'x', 'message': msg}),
+    'unknown-method': req(21, 'frobnicate'),
+    'bad-params': req(22, 'sign', {'key': 7, 'message': 'not bin'}),
+    'not-msgpack': req(23, 'hello') + b'\xc1',
+    'too-large': b'\x94\x00\x18\x63\xc6\x40\x00\x00\x00',  # [0, 99, bin32 of 1 GiB...
+    'pipelined': b''.join(req(100 + i, 'sign', {'key': 'ed', 'message': bytes([i]) * i}) for i in range(8)),
+    'half-frame': req(30, 'hello')[:-1],
+}
+for name, data in streams.items():
+    put('rpc', name, data)
+    put('proto-decode', name, b'\x00' + data)
+    put('proto-decode', name + '-split', b'\x01' + data)
+
+# key files (format version 1, daemon/keyfile.c)
+def keyfile(label, typ=0, flags=0, created=1700000000, seed=b'\x55' * 32):
+    lb = label.encode()
+    return b'SIGILKEY' + bytes([1, typ, flags, len(lb)]) + struct.pack('>q', created) + lb + seed
+
+put('keyfile', 'ed25519', b'\x01' + keyfile('alice'))
+put('keyfile', 'x25519-exportable', b'\x01' + keyfile('bob.x', 1, 1))
+put('keyfile', 'fixed-name', b'\x00' + keyfile('fuzz'))
+put('keyfile', 'bad-version', b'\x01' + keyfile('carol')[:8] + b'\x02' + keyfile('carol')[9:])
+put('keyfile', 'truncated', b'\x01' + keyfile('dave')[:-1])
+
+# Ed25519 verify: flags bit 0 = sign with the seed, bits 1-3 = tweak
+for tweak in range(8):
+    for constructed in (0, 1):
+        flags = constructed | (tweak << 1)
+        a = pk if not constructed else bytes(range(32))
+        put('ed25519-verify', 'c%d-t%d' % (constructed, tweak),
+            bytes([flags]) + a + sig + bytes([tweak * 5, 0x81]) + msg)
+
+# point encodings: base point, identity, small order, non-canonical, invalid
+B = bytes.fromhex('5866666666666666666666666666666666666666666666666666666666666666')
+p_enc = (2**255 - 19).to_bytes(32, 'little')
+put('ge-decode', 'base', B)
+put('ge-decode', 'identity', (1).to_bytes(32, 'little'))
+put('ge-decode', 'small-order', bytes.fromhex(
+    '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05'
+    'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a') + p_enc)
+put('ge-decode', 'noncanonical', (2**255 - 19 + 1).to_bytes(32, 'little') +
+    (2**255 - 1).to_bytes(32, 'little') + bytes(31) + b'\x80' + (1 + 2**255).to_bytes(32, 'little'))
+put('ge-decode', 'pk', pk)
+
+# X25519: RFC 7748 section 5.2 first vector, base point 9, small-order u
+put('x25519', 'rfc7748', bytes.fromhex(
+    'a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4'
+    'e6db6867583030db3594c1a424b15f7c726624ec26b3353b10a903a6d0ab1c4c'))
+put('x25519', 'base', b'\x77' * 32 + (9).to_bytes(32, 'little') + b'\x88' * 32)
+put('x25519', 'zero-u', b'\x77' * 64 + bytes(32))
+put('x25519', 'u-p', b'\x77' * 32 + p_enc)
+
+# signature files from the real tools
+with tempfile.TemporaryDirectory() as t:
+    data = os.path.join(t, 'data')
+    with open(data, 'wb') as f:
+        f.write(b'sigil fuzz seed\n')
+    sk_path = os.path.join(t, 'id')
+    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'fuzz@example', '-f', sk_path], check=True)
+    subprocess.run(['ssh-keygen', '-q', '-Y', 'sign', '-n', 'file', '-f', sk_path, data], check=True)
+    put('sshsig', 'ssh-keygen', open(data + '.sig', 'rb').read())
+    os.unlink(data + '.sig')
+    subprocess.run(['ssh-keygen', '-q', '-Y', 'sign', '-n', 'git', '-O', 'hashalg=sha256', '-f', sk_path, data],
+                   check=True)
+    put('sshsig', 'ssh-keygen-sha256', open(data + '.sig', 'rb').read())
+    put('keys', 'openssh-pub', b'\x00' + open(sk_path + '.pub', 'rb').read())
+    put('keys', 'openssh-sk', bytes([3 << 1]) + open(sk_path, 'rb').read())
+    put('keys', 'allowed-signers', b'\x01' + b'fuzz@example namespaces="file" ' + open(sk_path + '.pub', 'rb').read())
+    put('keys', 'hex', bytes([1 << 1]) + (b'11' * 32))
+
+    ms_sk, ms_pk = os.path.join(t, 'm.key'), os.path.join(t, 'm.pub')
+    subprocess.run(['minisign', '-G', '-W', '-s', ms_sk, '-p', ms_pk], check=True, capture_output=True)
+    subprocess.run(['minisign', '-S', '-s', ms_sk, '-m', data, '-t', 'trusted fuzz'], check=True,
+                   capture_output=True)
+    put('minisign', 'minisign', open(data + '.minisig', 'rb').read())
+    subprocess.run(['minisign', '-S', '-l', '-s', ms_sk, '-m', data, '-x', data + '.legacy'], check=True,
+                   capture_output=True)
+    put('minisign', 'minisign-legacy', open(data + '.legacy', 'rb').read())
+    put('keys', 'minisign-pub', b'\x00' + open(ms_pk, 'rb').read())
+    put('keys', 'minisign-sk', bytes([4 << 1]) + open(ms_sk, 'rb').read())
+
+    sf_sk, sf_pk = os.path.join(t, 's.sec'), os.path.join(t, 's.pub')
+    subprocess.run(['signify-openbsd', '-G', '-n', '-s', sf_sk, '-p', sf_pk], check=True)
+    subprocess.run(['signify-openbsd', '-S', '-s', sf_sk, '-m', data], check=True)
+    put('signify', 'signify', open(data + '.sig', 'rb').read())
+    put('keys', 'signify-pub', b'\x00' + open(sf_pk, 'rb').read())
+    put('keys', 'signify-sk', bytes([5 << 1]) + open(sf_sk, 'rb').read())
+print('seeds written to', out)
