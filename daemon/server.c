@@ -342,6 +342,9 @@ static void close_handle(uv_handle_t *h)
 /* close every handle: the loop then ends */
 static void server_close_all(Server *s)
 {
+	if (s->closing_all)
+		return;
+	s->closing_all = true;
 	while (s->conns)
 		conn_close(s->conns);
 	if (s->listening) {

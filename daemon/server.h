@@ -83,6 +83,7 @@ struct Server {
 	uint64_t watchdog_usec;
 	bool locked;
 	bool shutting_down;
+	bool closing_all;      /* server_close_all() is running */
 	bool listening;
 	bool socket_activated;
 	char *socket_path;     /* unlinked at exit when we created it */
