@@ -122,8 +122,12 @@ static void harden(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Detach: the parent exits 0 once the child is listening, 1 if it failed. */
-static int daemonize(int *notify_fdp)
+/*
+ * Detach. Return: 0 in the child (which writes a byte to *notify_fdp once
+ * listening), 1 in the parent once it knows the outcome (*exitp: 0 if the
+ * child is listening, 1 if it failed), or negative errno.
+ */
+static int daemonize(int *notify_fdp, int *exitp)
 {
 	int p[2];
 	pid_t pid;
@@ -136,7 +140,9 @@ static int daemonize(int *notify_fdp)
 		return -errno;
 	if (pid > 0) {
 		close(p[1]);
-		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+		*exitp = read(p[0], &c, 1) == 1 ? 0 : 1;
+		close(p[0]);
+		return 1;
 	}
 	close(p[0]);
 	setsid();
@@ -255,11 +261,15 @@ int main(int argc, char **argv)
 	if (getenv("NOTIFY_SOCKET") || getenv("LISTEN_FDS") || getenv("INVOCATION_ID"))
 		foreground = true;
 	if (!foreground) {
-		r = daemonize(&notify_fd);
+		int parent_exit = 1;
+
+		r = daemonize(&notify_fd, &parent_exit);
 		if (r < 0) {
 			log_err("cannot detach: %s", strerror(-r));
 			return 1;
 		}
+		if (r > 0)
+			return parent_exit;
 	}
 
 	/* after fork: memory locks are not inherited */
