@@ -52,6 +52,15 @@ max_len() {
 	esac
 }
 
+# UB is fatal. Known, reported bugs (ubsan-known.supp) are suppressed while
+# fuzzing and replaying the corpus, never when replaying the regressions.
+ubsan_base="halt_on_error=1:print_stacktrace=1"
+ubsan_fuzz="$ubsan_base:suppressions=$here/ubsan-known.supp"
+# the same for the targets' own oracles (fuzz_skip_known() in fuzz.h)
+known_fuzz=(env SIGIL_FUZZ_SKIP_KNOWN=1)
+known_base=(env -u SIGIL_FUZZ_SKIP_KNOWN)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+
 status=0
 for t in "${targets[@]}"; do
 	exe="$build/tests/fuzz/fuzz-$t"
@@ -71,32 +80,52 @@ for t in "${targets[@]}"; do
 	mkdir -p "$art"
 	log="$art/fuzz.log"
 	inputs=("$corpus")
+	has_regress=0
 	if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
 		inputs+=("$regress")
+		has_regress=1
 	fi
 	common=(-max_len="$(max_len "$t")" -timeout=30 -rss_limit_mb=2048 -artifact_prefix="$art/"
 	        -print_final_stats=1)
 	if [ "$replay" = 1 ]; then
-		"$exe" "${common[@]}" -runs=0 "${inputs[@]}" >"$log" 2>&1
+		UBSAN_OPTIONS=$ubsan_fuzz "${known_fuzz[@]}" "$exe" "${common[@]}" -runs=0 "$corpus" >"$log" 2>&1
 		r=$?
 		n=$(grep -o 'INITED cov: [0-9]* ft: [0-9]* corp: [0-9]*' "$log" | tail -1)
 		if [ $r -ne 0 ]; then
-			echo "FAIL replay $t (exit $r); log: $log"; tail -40 "$log"; status=1
+			echo "FAIL replay $t corpus (exit $r); log: $log"; tail -40 "$log"; status=1
 		else
-			echo "ok replay $t: ${n:-?}"
+			echo "ok replay $t corpus: ${n:-?}"
+		fi
+		if [ "$has_regress" = 1 ]; then
+			# one process per input: each regression is checked on its own
+			for f in "$regress"/*; do
+				UBSAN_OPTIONS=$ubsan_base "${known_base[@]}" "$exe" "${common[@]}" "$f" >"$log.regress" 2>&1
+				r=$?
+				if [ $r -ne 0 ]; then
+					echo "FAIL replay $t regression $(basename "$f") (exit $r):"
+					grep -E 'runtime error|ERROR: AddressSanitizer|check failed|^    #[0-9] ' "$log.regress" | head -12
+					status=1
+				else
+					echo "ok replay $t regression $(basename "$f")"
+				fi
+			done
 		fi
 		continue
 	fi
 	scratch=$(mktemp -d "${TMPDIR:-/tmp}/sigil-fuzz-$t.XXXXXX")
-	"$exe" "${common[@]}" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" \
-		"$scratch" "${inputs[@]}" >"$log" 2>&1
+	par=()
+	if [ "$jobs" -gt 1 ]; then
+		par=(-jobs="$jobs" -workers="$jobs")
+	fi
+	UBSAN_OPTIONS=$ubsan_fuzz "${known_fuzz[@]}" "$exe" "${common[@]}" -max_total_time="$seconds" "${par[@]}" \
+		"$scratch" "$corpus" >"$log" 2>&1
 	r=$?
 	if [ "$jobs" -gt 1 ]; then
 		cat fuzz-*.log >>"$log" 2>/dev/null; rm -f fuzz-*.log
 	fi
-	execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
-	eps=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
-	rss=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$log" | awk '{if ($2>m) m=$2} END {print m+0}')
+	execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
+	eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{s+=$2} END {print s+0}')
+	rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | awk '{if ($2>m) m=$2} END {print m+0}')
 	cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
 	nseed=$(ls -A "$corpus" | wc -l)
 	nnew=$(ls -A "$scratch" | wc -l)
