@@ -188,6 +188,11 @@ class Tree:
     """A scratch copy of the source tree with one build directory."""
 
     def __init__(self, src, root, options, suite, timeout):
+        # a fresh build directory every time: copytree keeps the sources'
+        # mtimes, so objects left by an earlier run (the last mutant of that
+        # run) could look newer than the copied sources and never rebuild
+        if os.path.exists(root):
+            shutil.rmtree(root)
         self.src = os.path.join(root, 'src')
         self.build = os.path.join(root, 'build')
         self.suite = suite
