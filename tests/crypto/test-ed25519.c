@@ -42,13 +42,19 @@
  *       cofactored equation like any other small-order point.
  *     * S >= L -> invalid.
  *   The signatures are built with libsodium's scalar and point primitives
- *   (crypto_core_ed25519_*), not with sigil's.
+ *   (crypto_core_ed25519_*), not with sigil's. Every expected ZIP215 verdict
+ *   is also confirmed by ref_verify_zip215 below, an independent verifier
+ *   written from the ZIP's rules on OpenSSL BIGNUM, which also supplies the
+ *   ZIP215 verdict of every Wycheproof case and of a sample of the random
+ *   bit flips.
  */
 #include "harness.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bn.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <sodium.h>
 
@@ -94,7 +100,207 @@ static int openssl_verify(const uint8_t sig[64], const uint8_t *m, size_t mlen, 
 	return ok ? 0 : -1;
 }
 
-/* Fail unless sigil's STRICT verdict equals libsodium's and ZIP215's equals want_zip. */
+/* ---- a reference ZIP215 verifier on OpenSSL BIGNUM ------------------------
+ *
+ * The expected ZIP215 verdicts come from first principles: this verifier
+ * follows the ZIP's three rules literally, in extended twisted Edwards
+ * coordinates over OpenSSL BIGNUMs (add-2008-hwcd-3, complete on
+ * edwards25519 since d is not a square), with a plain double-and-add:
+ *   - A and R decode as RFC 8032 5.1.3 with y reduced mod p when y >= p and
+ *     x = 0 with the sign bit kept as x = 0 (see the top of this file);
+ *   - S < L;
+ *   - [8]([S]B - R - [k]A) is the identity, k = SHA-512(R || A || M) mod L
+ *     (libsodium's SHA-512 and reduction).
+ * It shares no code with sigil. Slow (milliseconds), so it checks the edge
+ * cases and a sample of the random ones. */
+
+typedef struct {
+	BIGNUM *X, *Y, *Z, *T;
+} ref_pt;
+
+static BN_CTX *rctx;
+static BIGNUM *rp, *rd, *rd2, *rL;
+
+static void ref_pt_init(ref_pt *P)
+{
+	P->X = BN_new();
+	P->Y = BN_new();
+	P->Z = BN_new();
+	P->T = BN_new();
+	assert_true(P->X && P->Y && P->Z && P->T);
+}
+
+static void ref_pt_free(ref_pt *P)
+{
+	BN_free(P->X);
+	BN_free(P->Y);
+	BN_free(P->Z);
+	BN_free(P->T);
+}
+
+static void ref_identity(ref_pt *P)
+{
+	BN_zero(P->X);
+	assert_int_equal(BN_one(P->Y), 1);
+	assert_int_equal(BN_one(P->Z), 1);
+	BN_zero(P->T);
+}
+
+static void ref_init(void)
+{
+	if (rctx != NULL)
+		return;
+	rctx = BN_CTX_new();
+	rp = BN_new();
+	rd = BN_new();
+	rd2 = BN_new();
+	rL = NULL;
+	BIGNUM *t = BN_new();
+	assert_true(rctx && rp && rd && rd2 && t);
+	assert_int_equal(BN_set_bit(rp, 255), 1);
+	assert_int_equal(BN_sub_word(rp, 19), 1);
+	/* d = -121665 / 121666 mod p */
+	assert_int_equal(BN_set_word(t, 121666), 1);
+	assert_non_null(BN_mod_inverse(rd, t, rp, rctx));
+	assert_int_equal(BN_set_word(t, 121665), 1);
+	assert_int_equal(BN_mod_mul(rd, rd, t, rp, rctx), 1);
+	assert_int_equal(BN_mod_sub(rd, rp, rd, rp, rctx), 1);
+	assert_int_equal(BN_mod_add(rd2, rd, rd, rp, rctx), 1);
+	assert_true(BN_dec2bn(&rL, "7237005577332262213973186563042994240857116359379907606001950938285454250989") > 0);
+	BN_free(t);
+}
+
+/* r = p + q (r may be p or q) */
+static void ref_add(ref_pt *r, const ref_pt *p, const ref_pt *q)
+{
+	BIGNUM *a = BN_new(), *b = BN_new(), *c = BN_new(), *d = BN_new(), *e = BN_new(), *f = BN_new(),
+	       *g = BN_new(), *h = BN_new(), *t = BN_new();
+	assert_true(a && b && c && d && e && f && g && h && t);
+	assert_true(BN_mod_sub(a, p->Y, p->X, rp, rctx) && BN_mod_sub(t, q->Y, q->X, rp, rctx) &&
+	            BN_mod_mul(a, a, t, rp, rctx));                                         /* A */
+	assert_true(BN_mod_add(b, p->Y, p->X, rp, rctx) && BN_mod_add(t, q->Y, q->X, rp, rctx) &&
+	            BN_mod_mul(b, b, t, rp, rctx));                                         /* B */
+	assert_true(BN_mod_mul(c, p->T, rd2, rp, rctx) && BN_mod_mul(c, c, q->T, rp, rctx)); /* C */
+	assert_true(BN_mod_mul(d, p->Z, q->Z, rp, rctx) && BN_mod_add(d, d, d, rp, rctx));  /* D */
+	assert_true(BN_mod_sub(e, b, a, rp, rctx) && BN_mod_sub(f, d, c, rp, rctx) && BN_mod_add(g, d, c, rp, rctx) &&
+	            BN_mod_add(h, b, a, rp, rctx));
+	assert_true(BN_mod_mul(r->X, e, f, rp, rctx) && BN_mod_mul(r->Y, g, h, rp, rctx) &&
+	            BN_mod_mul(r->T, e, h, rp, rctx) && BN_mod_mul(r->Z, f, g, rp, rctx));
+	BN_free(a);
+	BN_free(b);
+	BN_free(c);
+	BN_free(d);
+	BN_free(e);
+	BN_free(f);
+	BN_free(g);
+	BN_free(h);
+	BN_free(t);
+}
+
+/* r = -p */
+static void ref_neg(ref_pt *r)
+{
+	assert_true(BN_mod_sub(r->X, rp, r->X, rp, rctx) && BN_mod_sub(r->T, rp, r->T, rp, rctx));
+}
+
+/* r = [k]P, k 32 bytes little-endian, double-and-add from the top bit */
+static void ref_mul(ref_pt *r, const uint8_t k[32], const ref_pt *P)
+{
+	ref_identity(r);
+	for (int i = 255; i >= 0; i--) {
+		ref_add(r, r, r);
+		if ((k[i / 8] >> (i % 8)) & 1)
+			ref_add(r, r, P);
+	}
+}
+
+/* ZIP215 decoding; 0 or -1 */
+static int ref_decode(ref_pt *P, const uint8_t s[32])
+{
+	uint8_t b[32];
+	memcpy(b, s, 32);
+	int sign = b[31] >> 7;
+	b[31] &= 0x7f;
+	BIGNUM *y = BN_lebin2bn(b, 32, NULL), *u = BN_new(), *v = BN_new(), *x = BN_new();
+	assert_true(y && u && v && x);
+	assert_int_equal(BN_nnmod(y, y, rp, rctx), 1); /* y >= p is reduced */
+	assert_true(BN_mod_sqr(u, y, rp, rctx) && BN_mod_mul(v, u, rd, rp, rctx));
+	assert_true(BN_sub_word(u, 1) || BN_is_zero(u));
+	assert_int_equal(BN_nnmod(u, u, rp, rctx), 1);                           /* u = y^2 - 1 */
+	assert_true(BN_add_word(v, 1) && BN_nnmod(v, v, rp, rctx));             /* v = d y^2 + 1 */
+	int ok = -1;
+	if (!BN_is_zero(v) && BN_mod_inverse(v, v, rp, rctx) != NULL) {
+		assert_int_equal(BN_mod_mul(u, u, v, rp, rctx), 1); /* x^2 */
+		if (BN_mod_sqrt(x, u, rp, rctx) != NULL) {
+			BN_CTX_start(rctx);
+			BIGNUM *chk = BN_CTX_get(rctx);
+			assert_non_null(chk);
+			assert_int_equal(BN_mod_sqr(chk, x, rp, rctx), 1);
+			assert_int_equal(BN_cmp(chk, u), 0);
+			BN_CTX_end(rctx);
+			if (BN_is_odd(x) != sign && !BN_is_zero(x))
+				assert_int_equal(BN_sub(x, rp, x), 1);
+			assert_true(BN_copy(P->X, x) && BN_copy(P->Y, y) && BN_one(P->Z) &&
+			            BN_mod_mul(P->T, x, y, rp, rctx));
+			ok = 0;
+		}
+	}
+	ERR_clear_error(); /* BN_mod_sqrt of a non-square leaves an error queued */
+	BN_free(y);
+	BN_free(u);
+	BN_free(v);
+	BN_free(x);
+	return ok;
+}
+
+static void hram(uint8_t k[32], const uint8_t R[32], const uint8_t A[32], const uint8_t *m, size_t mlen);
+
+/* 0 if (sig, m, pk) is valid under ZIP215, else -1 */
+static int ref_verify_zip215(const uint8_t sig[64], const uint8_t *m, size_t mlen, const uint8_t pk[32])
+{
+	static const uint8_t B_enc[32] = { 0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+		                           0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+		                           0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66 };
+	ref_init();
+	BIGNUM *S = BN_lebin2bn(sig + 32, 32, NULL);
+	assert_non_null(S);
+	int s_ok = BN_cmp(S, rL) < 0;
+	BN_free(S);
+	if (!s_ok)
+		return -1;
+	ref_pt A, R, B, P, Q;
+	ref_pt_init(&A);
+	ref_pt_init(&R);
+	ref_pt_init(&B);
+	ref_pt_init(&P);
+	ref_pt_init(&Q);
+	int r = -1;
+	assert_int_equal(ref_decode(&B, B_enc), 0);
+	if (ref_decode(&A, pk) == 0 && ref_decode(&R, sig) == 0) {
+		uint8_t k[32];
+		hram(k, sig, pk, m, mlen);
+		ref_mul(&P, sig + 32, &B); /* [S]B */
+		ref_mul(&Q, k, &A);        /* [k]A */
+		ref_neg(&Q);
+		ref_add(&P, &P, &Q);
+		ref_neg(&R);
+		ref_add(&P, &P, &R);
+		ref_add(&P, &P, &P);
+		ref_add(&P, &P, &P);
+		ref_add(&P, &P, &P);
+		/* identity: X = 0 and Y = Z */
+		r = (BN_is_zero(P.X) && BN_cmp(P.Y, P.Z) == 0) ? 0 : -1;
+	}
+	ref_pt_free(&A);
+	ref_pt_free(&R);
+	ref_pt_free(&B);
+	ref_pt_free(&P);
+	ref_pt_free(&Q);
+	return r;
+}
+
+/* Fail unless sigil's STRICT verdict equals libsodium's and ZIP215's equals
+ * want_zip, which the reference verifier must confirm. */
 #define check_verdicts(sig, m, mlen, pk, want_zip, what) \
 	check_verdicts_((sig), (m), (mlen), (pk), (want_zip), (what), __FILE__, __LINE__)
 static void check_verdicts_(const uint8_t sig[64], const uint8_t *m, size_t mlen, const uint8_t pk[32],
@@ -103,8 +309,10 @@ static void check_verdicts_(const uint8_t sig[64], const uint8_t *m, size_t mlen
 	int so = sodium_verify(sig, m, mlen, pk);
 	int st = sigil_ed25519_verify(sig, m, mlen, pk, STRICT);
 	int zi = sigil_ed25519_verify(sig, m, mlen, pk, ZIP215);
-	if (st != so || zi != want_zip) {
-		print_error("%s: STRICT %d (libsodium %d), ZIP215 %d (want %d)\n", what, st, so, zi, want_zip);
+	int ref = ref_verify_zip215(sig, m, mlen, pk);
+	if (st != so || zi != want_zip || ref != want_zip) {
+		print_error("%s: STRICT %d (libsodium %d), ZIP215 %d (want %d, reference verifier %d)\n", what, st, so,
+		            zi, want_zip, ref);
 		th_hex_dump("pk", pk, 32);
 		th_hex_dump("sig", sig, 64);
 		th_hex_dump("msg", m, mlen);
@@ -292,9 +500,15 @@ static void test_wycheproof_v1(void **state)
 				fail_msg("Wycheproof ed25519 tcId %s (%s, %s): STRICT says %d", tc, result, flags, got);
 			/* the oracle agrees with the file */
 			assert_int_equal(sodium_verify(sig, m, mlen, pk), want);
-			/* STRICT-valid implies ZIP215-valid (cofactorless => cofactored) */
+			/* ZIP215 (no verdict in the file): the reference verifier's;
+			 * STRICT-valid implies ZIP215-valid (cofactorless => cofactored) */
+			int zip = sigil_ed25519_verify(sig, m, mlen, pk, ZIP215);
+			int ref = ref_verify_zip215(sig, m, mlen, pk);
+			if (zip != ref)
+				fail_msg("Wycheproof ed25519 tcId %s (%s, %s): ZIP215 says %d, reference verifier %d", tc,
+				         result, flags, zip, ref);
 			if (want == 0) {
-				assert_int_equal(sigil_ed25519_verify(sig, m, mlen, pk, ZIP215), 0);
+				assert_int_equal(zip, 0);
 				nvalid++;
 			}
 		}
@@ -405,6 +619,8 @@ static void test_differential(void **state)
 		int st = sigil_ed25519_verify(fsig, fm, mlen, fpk, STRICT);
 		int zi = sigil_ed25519_verify(fsig, fm, mlen, fpk, ZIP215);
 		int os = openssl_verify(fsig, fm, mlen, fpk);
+		if (i % 25 == 0)
+			assert_int_equal(ref_verify_zip215(fsig, fm, mlen, fpk), -1);
 		if (st != so || so != -1 || zi != -1 || os != -1) {
 			th_hex_dump("pk", fpk, 32);
 			th_hex_dump("sig", fsig, 64);
