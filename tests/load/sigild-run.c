@@ -112,6 +112,10 @@ pid_t sigild_start(Sigild *d, const char *const *extra, int *statusp)
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
+		/* SIGILD_WRAPPER (e.g. tests/fuzz/sigild-valgrind.sh) runs sigild
+		 * under a tool; meson does not set it, so it passes through */
+		if (getenv("SIGILD_WRAPPER") && *getenv("SIGILD_WRAPPER"))
+			argv[n++] = getenv("SIGILD_WRAPPER");
 		argv[n++] = sigild;
 		argv[n++] = "--socket";
 		argv[n++] = d->sock;
@@ -123,7 +127,7 @@ pid_t sigild_start(Sigild *d, const char *const *extra, int *statusp)
 		for (int i = 0; extra && extra[i] && n < 31; i++)
 			argv[n++] = extra[i];
 		argv[n] = NULL;
-		execv(sigild, (char *const *)argv);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	for (uint64_t t0 = now_ms(); now_ms() - t0 < 20000;) {
