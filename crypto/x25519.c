@@ -3,6 +3,10 @@
  * x25519.c - X25519 (RFC 7748 section 5): the Montgomery ladder over
  * GF(2^255 - 19), and the public key through the Edwards fixed base.
  *
+ * Two ladders compute the same function: x25519_ladder64 on fe64
+ * (fe64.h; radix 2^64, multiplied by the amd64 MULX/ADX assembly) where
+ * cpu.c found assembly this CPU runs, x25519_ladder51 on fe.h otherwise.
+ *
  * Timing: constant time in the scalar (the ladder walks all 255 bits; a bit
  * only drives fe_cswap masks) and in u. The all-zero check ORs every output
  * byte and computes the return value without a branch. The shared secret is
@@ -15,6 +19,7 @@
 
 #include "ct.h"
 #include "fe.h"
+#include "fe64.h"
 #include "ge.h"
 
 /* Bit t of the clamped scalar, read from the caller's bytes without
@@ -29,7 +34,8 @@ static inline uint64_t scalar_bit(const uint8_t k[32], int t)
 	return (uint64_t)((k[t >> 3] >> (t & 7)) & 1);
 }
 
-SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32])
+/* The radix-2^51 ladder (fe.h): the portable path. */
+void x25519_ladder51(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32])
 {
 	uint8_t k[32];
 	fe x1, x2, z2, x3, z3, aa, bb, e, da, cb, t;
@@ -79,15 +85,6 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 	fe_mul_ttt(&x2, &x2, &z2);
 	fe_tobytes(out, &x2);
 
-	/* The shared secret stays secret. Only whether it is all zero (a
-	 * small-order u, RFC 7748 section 6.1) becomes public: every byte is
-	 * ORed, then the one-bit answer is declassified for the return value. */
-	uint8_t acc = 0;
-	for (int i = 0; i < 32; i++)
-		acc |= out[i];
-	uint64_t is_zero = ct_iszero_u64(acc) & 1;
-	CT_DECLASSIFY(&is_zero, sizeof is_zero);
-
 	sigil_wipe(k, sizeof k);
 	sigil_wipe(&x1, sizeof x1);
 	sigil_wipe(&x2, sizeof x2);
@@ -106,7 +103,64 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 	sigil_wipe(&lc, sizeof lc);
 	sigil_wipe(&ld, sizeof ld);
 	sigil_wipe(&swap, sizeof swap);
+}
 
+/* The same ladder on fe64 (radix 2^64, values < 2^256): the steps and the
+ * inversion with ops (the assembly, or its C twins for tests). */
+void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32],
+                     const fe64_ops *ops)
+{
+	uint8_t k[32];
+	fe64_ladder st;
+	uint64_t swap = 0, mask;
+
+	memcpy(k, scalar, 32);
+	memset(&st, 0, sizeof st);
+	fe64_frombytes(&st.x1, u); /* bit 255 of u ignored; u >= p accepted */
+	st.x2.v[0] = 1;            /* (x2 : z2) = (1 : 0) */
+	st.x3 = st.x1;             /* (x3 : z3) = (u : 1) */
+	st.z3.v[0] = 1;
+
+	for (int i = 254; i >= 0; i--) {
+		uint64_t bit = scalar_bit(k, i);
+		mask = ct_mask_u64(swap ^ bit);
+		fe64_cswap(&st.x2, &st.x3, mask);
+		fe64_cswap(&st.z2, &st.z3, mask);
+		swap = bit;
+		ops->ladder_step(&st);
+	}
+	mask = ct_mask_u64(swap);
+	fe64_cswap(&st.x2, &st.x3, mask);
+	fe64_cswap(&st.z2, &st.z3, mask);
+
+	fe64_invert(&st.z2, &st.z2, ops);
+	ops->mul(st.x2.v, st.x2.v, st.z2.v);
+	fe64_tobytes(out, &st.x2);
+
+	sigil_wipe(k, sizeof k);
+	sigil_wipe(&st, sizeof st);
+	sigil_wipe(&swap, sizeof swap);
+	sigil_wipe(&mask, sizeof mask);
+}
+
+/* The fe64 assembly when cpu.c found one this CPU runs, else the radix-2^51
+ * ladder. */
+SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32])
+{
+	const fe64_ops *ops = fe64_ops_asm();
+	if (ops != NULL)
+		x25519_ladder64(out, scalar, u, ops);
+	else
+		x25519_ladder51(out, scalar, u);
+
+	/* The shared secret stays secret. Only whether it is all zero (a
+	 * small-order u, RFC 7748 section 6.1) becomes public: every byte is
+	 * ORed, then the one-bit answer is declassified for the return value. */
+	uint8_t acc = 0;
+	for (int i = 0; i < 32; i++)
+		acc |= out[i];
+	uint64_t is_zero = ct_iszero_u64(acc) & 1;
+	CT_DECLASSIFY(&is_zero, sizeof is_zero);
 	return -(int)is_zero;
 }
 

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fe64_select.c - which fe64 assembly this amd64 CPU runs (compiled only
+ * when the build has the amd64 assembly; crypto/asm/none.c otherwise).
+ * Asked by cpu.c once; CPUID is not cheap (it traps in some VMs).
+ */
+#include <cpuid.h>
+#include <stddef.h>
+
+#include "fe64.h"
+
+static const fe64_ops fe64_ops_adx = {
+	.mul = fe64_mul_adx,
+	.sq = fe64_sq_adx,
+	.ladder_step = fe64_ladder_step_adx,
+	.name = "amd64_adx",
+};
+
+/* CPUID leaf 7, subleaf 0, EBX: bit 8 BMI2 (MULX), bit 19 ADX (ADCX,
+ * ADOX). Neither needs OS support (general-purpose registers only). */
+int fe64_adx_capable(void)
+{
+	unsigned int a, b, c, d;
+	if (__get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	(void)a;
+	(void)c;
+	(void)d;
+	return (int)(((b >> 8) & 1) & ((b >> 19) & 1));
+}
+
+const fe64_ops *fe64_ops_asm_probe(void)
+{
+	return fe64_adx_capable() ? &fe64_ops_adx : NULL;
+}

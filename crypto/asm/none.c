@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * none.c - the assembly probe of builds without assembly (-Dasm=disabled,
+ * or a CPU family crypto/asm has nothing for): no fe64 assembly, so
+ * x25519.c takes the portable radix-2^51 ladder.
+ */
+#include <stddef.h>
+
+#include "fe64.h"
+
+int fe64_adx_capable(void)
+{
+	return 0;
+}
+
+const fe64_ops *fe64_ops_asm_probe(void)
+{
+	return NULL;
+}

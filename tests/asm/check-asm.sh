@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# check-asm.sh PYTHON GENERATOR ASM_FILE OBJDUMP ARCHIVE
+#
+# The generated amd64 assembly of crypto/asm is (1) what its generator
+# writes today and, in the object code of the archive, (2) every routine is
+# there, (3) has no jump or call at all (straight-line: no conditional jump
+# can depend on a secret) and (4) no memory operand with an index register
+# (every address is a pointer argument plus a constant: no secret-indexed
+# load). Valgrind cannot run this code (it hides ADX), so this check is what
+# stands for ctgrind on it. TAP output.
+set -u
+python=$1 gen=$2 asm=$3 objdump=$4 archive=$5
+funcs="fe64_mul_adx fe64_sq_adx fe64_ladder_step_adx"
+echo "1..4"
+
+if "$python" "$gen" --check "$asm"; then
+	echo "ok 1 - $asm is the output of $gen"
+else
+	echo "not ok 1 - $asm differs from the output of $gen"
+fi
+
+dis=$("$objdump" -d --no-show-raw-insn -M intel "$archive") || { echo "Bail out! objdump failed"; exit 1; }
+# The bodies of the routines, one "name<TAB>instruction" per line.
+bodies=$(printf '%s\n' "$dis" | awk -v funcs="$funcs" '
+	BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) want[f[i]] = 1 }
+	/^[0-9a-f]+ <[^>]+>:$/ { name = $2; gsub(/[<>:]/, "", name); cur = (name in want) ? name : ""; next }
+	/^$/ { cur = ""; next }
+	cur != "" && /^ *[0-9a-f]+:/ { sub(/^ *[0-9a-f]+:[ \t]*/, ""); print cur "\t" $0 }')
+
+missing=""
+for f in $funcs; do
+	n=$(printf '%s\n' "$bodies" | grep -c "^$f	")
+	[ "$n" -ge 20 ] || missing="$missing $f"
+done
+if [ -z "$missing" ]; then
+	echo "ok 2 - every routine found ($funcs)"
+else
+	echo "not ok 2 - missing or too short in $archive:$missing"
+fi
+
+jumps=$(printf '%s\n' "$bodies" | awk -F'\t' '{ split($2, w, /[ \t]+/); m = w[1] }
+	m ~ /^(j[a-z]*|loop[a-z]*|call|jmp|jrcxz|jecxz)$/ { print }')
+if [ -z "$jumps" ]; then
+	echo "ok 3 - no jump, loop or call in the assembly routines"
+else
+	echo "not ok 3 - jumps found:"
+	printf '%s\n' "$jumps" | sed 's/^/# /'
+fi
+
+# Intel syntax: [base+index*scale+disp]; an index shows as a second register
+# or a "*". rip-relative addresses have no index and are allowed; the nop
+# padding between routines (nop WORD PTR [rax+rax*1]) is never executed.
+indexed=$(printf '%s\n' "$bodies" | grep -E '\[[a-z0-9]+[+-][a-z][a-z0-9]*([]+*-]|$)|\[[^]]*\*' | grep -vE '\[rip[+-]' | grep -vE '	nop|	(data16 |cs )+nop| nop ')
+if [ -z "$indexed" ]; then
+	echo "ok 4 - every memory operand is a register plus a constant"
+else
+	echo "not ok 4 - indexed memory operands found:"
+	printf '%s\n' "$indexed" | sed 's/^/# /'
+fi
