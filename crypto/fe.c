@@ -142,7 +142,7 @@ void fe_copy_lt(fe_loose *h, const fe *f)
 	memmove(h->v, f->v, sizeof h->v);
 }
 
-static inline uint64_t load64_le(const uint8_t *s)
+static inline uint64_t fe_load64_le(const uint8_t *s)
 {
 	uint64_t r = 0;
 	for (int i = 7; i >= 0; i--)
@@ -154,11 +154,11 @@ static inline uint64_t load64_le(const uint8_t *s)
  * The last limb takes bits 204..254, bit 255 is dropped. */
 void fe_frombytes(fe *h, const uint8_t s[32])
 {
-	uint64_t l0 = load64_le(s) & FE_MASK51;            /* bits 0..50 */
-	uint64_t l1 = (load64_le(s + 6) >> 3) & FE_MASK51;  /* bits 51..101 */
-	uint64_t l2 = (load64_le(s + 12) >> 6) & FE_MASK51; /* bits 102..152 */
-	uint64_t l3 = (load64_le(s + 19) >> 1) & FE_MASK51; /* bits 153..203 */
-	uint64_t l4 = (load64_le(s + 24) >> 12) & FE_MASK51; /* bits 204..254 */
+	uint64_t l0 = fe_load64_le(s) & FE_MASK51;            /* bits 0..50 */
+	uint64_t l1 = (fe_load64_le(s + 6) >> 3) & FE_MASK51;  /* bits 51..101 */
+	uint64_t l2 = (fe_load64_le(s + 12) >> 6) & FE_MASK51; /* bits 102..152 */
+	uint64_t l3 = (fe_load64_le(s + 19) >> 1) & FE_MASK51; /* bits 153..203 */
+	uint64_t l4 = (fe_load64_le(s + 24) >> 12) & FE_MASK51; /* bits 204..254 */
 	h->v[0] = l0;
 	h->v[1] = l1;
 	h->v[2] = l2;

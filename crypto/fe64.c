@@ -136,7 +136,7 @@ const fe64_ops fe64_ops_generic = {
 	.name = "generic",
 };
 
-static inline uint64_t load64_le(const uint8_t *s)
+static inline uint64_t fe64_load64_le(const uint8_t *s)
 {
 	uint64_t r = 0;
 	for (int i = 7; i >= 0; i--)
@@ -146,10 +146,10 @@ static inline uint64_t load64_le(const uint8_t *s)
 
 void fe64_frombytes(fe64 *h, const uint8_t s[32])
 {
-	h->v[0] = load64_le(s);
-	h->v[1] = load64_le(s + 8);
-	h->v[2] = load64_le(s + 16);
-	h->v[3] = load64_le(s + 24) & 0x7fffffffffffffff; /* bit 255 ignored */
+	h->v[0] = fe64_load64_le(s);
+	h->v[1] = fe64_load64_le(s + 8);
+	h->v[2] = fe64_load64_le(s + 16);
+	h->v[3] = fe64_load64_le(s + 24) & 0x7fffffffffffffff; /* bit 255 ignored */
 }
 
 /* v < 2^256. First v = (v mod 2^255) + 19 (v >> 255) < 2^255 + 19 < 2p.
