@@ -470,11 +470,14 @@ void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32])
 	sigil_wipe(&t, sizeof t);
 }
 
-/* Width-5 non-adjacent form of a 256-bit integer: a = sum naf[i] 2^i with
- * every naf[i] zero or odd in [-15, 15], and at most one nonzero digit in
- * any 5 consecutive positions. 257 digits (the top one absorbs the carry).
+/* Width-w non-adjacent form of a 256-bit integer (2 <= w <= 8): a =
+ * sum naf[i] 2^i with every naf[i] zero or odd in [-(2^(w-1) - 1),
+ * 2^(w-1) - 1], and at most one nonzero digit in any w consecutive
+ * positions. 257 digits (the top one absorbs the carry). Width 5 for the
+ * points known only at run time (8 odd multiples computed per call),
+ * width 8 for B (64 odd multiples in ge_table.h's ge_bi8).
  * Variable time: public scalars only. */
-static void wnaf5_vartime(signed char naf[257], const uint8_t a[32])
+static void wnaf_vartime(signed char naf[257], const uint8_t a[32], int w)
 {
 	uint64_t k[5] = { 0 };
 	for (int i = 0; i < 32; i++)
@@ -482,9 +485,9 @@ static void wnaf5_vartime(signed char naf[257], const uint8_t a[32])
 	memset(naf, 0, 257);
 	for (int i = 0; i < 257; i++) {
 		if (k[0] & 1) {
-			int d = (int)(k[0] & 31);
-			if (d >= 16)
-				d -= 32;
+			int d = (int)(k[0] & ((1u << w) - 1));
+			if (d >= (1 << (w - 1)))
+				d -= 1 << w;
 			naf[i] = (signed char)d;
 			/* k -= d */
 			if (d > 0) {
@@ -538,8 +541,8 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 	ge_p2 acc;
 	int i;
 
-	wnaf5_vartime(anaf, a);
-	wnaf5_vartime(bnaf, b);
+	wnaf_vartime(anaf, a, 5);
+	wnaf_vartime(bnaf, b, 8);
 	ge_odd_multiples(ai, A);
 
 	ge_p2_0(&acc);
@@ -558,10 +561,10 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 		}
 		if (bnaf[i] > 0) {
 			ge_p1p1_to_p3(&u, &t);
-			ge_madd(&t, &u, &ge_bi[bnaf[i] / 2]);
+			ge_madd(&t, &u, &ge_bi8[bnaf[i] / 2]);
 		} else if (bnaf[i] < 0) {
 			ge_p1p1_to_p3(&u, &t);
-			ge_msub(&t, &u, &ge_bi[(-bnaf[i]) / 2]);
+			ge_msub(&t, &u, &ge_bi8[(-bnaf[i]) / 2]);
 		}
 		ge_p1p1_to_p2(&acc, &t);
 	}
@@ -580,10 +583,10 @@ void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *
 
 	assert(n >= 0 && n <= GE_MSM_MAX);
 	for (j = 0; j < n; j++) {
-		wnaf5_vartime(naf[j], a[j]);
+		wnaf_vartime(naf[j], a[j], 5);
 		ge_odd_multiples(pi[j], &P[j]);
 	}
-	wnaf5_vartime(bnaf, b);
+	wnaf_vartime(bnaf, b, 8);
 
 	ge_p2_0(&acc);
 	ge_p3_0(&u);
@@ -608,10 +611,10 @@ void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *
 			}
 		}
 		if (bnaf[i] > 0) {
-			ge_madd(&t, &u, &ge_bi[bnaf[i] / 2]);
+			ge_madd(&t, &u, &ge_bi8[bnaf[i] / 2]);
 			ge_p1p1_to_p3(&u, &t);
 		} else if (bnaf[i] < 0) {
-			ge_msub(&t, &u, &ge_bi[(-bnaf[i]) / 2]);
+			ge_msub(&t, &u, &ge_bi8[(-bnaf[i]) / 2]);
 			ge_p1p1_to_p3(&u, &t);
 		}
 		ge_p3_to_p2(&acc, &u);

@@ -119,12 +119,13 @@ void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32]);
 void ge_precomp_select(ge_precomp *t, int pos, signed char b);
 
 /* r = a A + b B, a and b any 256-bit integers (little-endian).
- * Variable time (sliding windows of width 5, non-adjacent form): public
- * inputs only (verification). */
+ * Variable time (non-adjacent forms: width 5 for A, whose 8 odd multiples
+ * are computed per call; width 8 for B, whose 64 odd multiples are the
+ * table ge_bi8): public inputs only (verification). */
 void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                   const uint8_t b[32]);
 /* r = sum_{i<n} a_i P_i + b B (Straus: one chain of doublings, width-5 NAF
- * of every scalar); 0 <= n <= GE_MSM_MAX. Uses about 1.8 KiB of stack per
+ * of every a_i, width-8 NAF of b over ge_bi8); 0 <= n <= GE_MSM_MAX. Uses about 1.8 KiB of stack per
  * point (its odd multiples and digits), nothing on the heap.
  * Variable time: public inputs only (batch verification). */
 #define GE_MSM_MAX 16

@@ -9,7 +9,8 @@ in affine coordinates with Python integers and checked to be on the curve.
 
 Tables:
   ge_base[i][j] = (j + 1) * 16^(2i) * B   for i < 32, j < 8
-  ge_bi[j]      = (2j + 1) * B            for j < 8
+  ge_bi8[j]     = (2j + 1) * B            for j < 64 (the B side of
+                                          verification: width-8 NAF)
 each stored as a ge_precomp (y + x, y - x, 2 d x y) in radix 2^51 limbs,
 every field value reduced mod p.
 
@@ -82,7 +83,8 @@ def main():
     out.append(" * RFC 8032 section 5.1; do not edit. Regenerate with")
     out.append(" * `meson compile -C <build> regen-tables`.")
     out.append(" *")
-    out.append(" * ge_base[i][j] = (j + 1) 16^(2i) B, ge_bi[j] = (2j + 1) B, as ge_precomp")
+    out.append(" * ge_base[i][j] = (j + 1) 16^(2i) B and ge_bi8[j] = (2j + 1) B (j < 64, for")
+    out.append(" * width-8 NAF digits), as ge_precomp")
     out.append(" * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs. */")
     out.append("#ifndef SIGIL_GE_TABLE_H")
     out.append("#define SIGIL_GE_TABLE_H")
@@ -103,10 +105,10 @@ def main():
             row_base = add(row_base, row_base)
     out.append("};")
     out.append("")
-    out.append("static const ge_precomp ge_bi[8] = {")
     B2 = add(B, B)
+    out.append("static const ge_precomp ge_bi8[64] = {")
     q = B
-    for j in range(8):
+    for j in range(64):
         out.append(precomp_literal(q, 1) + ",")
         q = add(q, B2)
     out.append("};")
