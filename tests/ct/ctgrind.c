@@ -20,12 +20,14 @@
  * check that nothing they call was left marked.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sigil/crypto.h>
 
 #include "ctgrind.h"
 #include "fe.h"
+#include "fe64.h"
 #include "ge.h"
 #include "sc.h"
 
@@ -734,6 +736,65 @@ static int case_ge_checks(void)
 	return bad;
 }
 
+/* ---- the two X25519 ladders, called directly ----
+ * sigil_x25519 runs one of them, chosen by CPUID: under Valgrind (which
+ * hides ADX) always ladder51. These cases check each ladder whatever the
+ * dispatch picks: ladder51 (fe.h), ladder64 with the C twins, and ladder64
+ * with the amd64 assembly forced (ctgrind-asm-*.c). */
+const fe64_ops *ctg_asm_ops(void);
+
+static int x25519_ladder_case(const char *what, const fe64_ops *ops, int use51)
+{
+	uint8_t k[32], u[32], out[32], want[32];
+	int bad = 0;
+
+	ctg_unhex(k, 32, x_scalar);
+	ctg_unhex(u, 32, x_u);
+	ctg_unhex(want, 32, x_out);
+	ctg_secret(k, sizeof(k));
+	ctg_secret(out, sizeof(out));
+	if (use51)
+		x25519_ladder51(out, k, u);
+	else
+		x25519_ladder64(out, k, u, ops);
+	if (!ctg_still_secret(out, sizeof(out))) {
+		printf("# %s declassified the shared secret\n", what);
+		bad = 1;
+	}
+	bad |= ctg_expect_bytes(what, out, want, 32);
+	return bad;
+}
+
+static int case_x25519_ladder51(void)
+{
+	return x25519_ladder_case("x25519_ladder51", NULL, 1);
+}
+
+static int case_x25519_ladder64_generic(void)
+{
+	return x25519_ladder_case("x25519_ladder64 (C twins)", &fe64_ops_generic, 0);
+}
+
+static int case_x25519_ladder64_asm(void)
+{
+	const fe64_ops *ops = ctg_asm_ops();
+	const char *host = getenv("SIGIL_CTGRIND_HOST_ADX");
+
+	if (ops == NULL) {
+		printf("# this build has no assembly (-Dasm=disabled or no amd64): nothing to check\n");
+		return 0;
+	}
+	if (host == NULL) {
+		printf("# SIGIL_CTGRIND_HOST_ADX unset: run through run-ctgrind.sh\n");
+		return 1;
+	}
+	if (host[0] != '1') {
+		printf("# NOTE: the host CPU lacks BMI2/ADX: the assembly ladder is NOT checked on this machine\n");
+		return 0;
+	}
+	return x25519_ladder_case("x25519_ladder64 (amd64 MULX/ADX assembly, forced)", ops, 0);
+}
+
 #define RUN(f, expect) { #f, f, expect }
 
 static const ctg_case cases[] = {
@@ -751,6 +812,9 @@ static const ctg_case cases[] = {
 	RUN(case_x25519, "constant time (scalar secret)"),
 	RUN(case_x25519_small_order, "constant time (scalar secret; zero check branch-free)"),
 	RUN(case_x25519_secret_u, "constant time (scalar and u secret)"),
+	RUN(case_x25519_ladder51, "constant time (scalar secret; the radix-2^51 ladder)"),
+	RUN(case_x25519_ladder64_generic, "constant time (scalar secret; the fe64 ladder, C twins)"),
+	RUN(case_x25519_ladder64_asm, "constant time (scalar secret; the fe64 ladder, amd64 assembly)"),
 	RUN(case_x25519_public, "constant time (scalar secret)"),
 	RUN(case_sha512, "constant time (message secret; time depends on mlen)"),
 	RUN(case_sha512_stream, "constant time (message secret; time depends on lengths)"),

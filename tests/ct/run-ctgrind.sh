@@ -48,6 +48,15 @@ if [ -z "$valgrind" ] || [ ! -x "$valgrind" ]; then
 	exit 1
 fi
 
+# Valgrind hides ADX from CPUID; tell the executable what the host has, so
+# that it can run the amd64 assembly directly (tests/ct/ctgrind-asm-amd64.c)
+if grep -qw adx /proc/cpuinfo 2>/dev/null && grep -qw bmi2 /proc/cpuinfo 2>/dev/null; then
+	SIGIL_CTGRIND_HOST_ADX=1
+else
+	SIGIL_CTGRIND_HOST_ADX=0
+fi
+export SIGIL_CTGRIND_HOST_ADX
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctgrind.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 log="$tmp/valgrind.log"
