@@ -113,7 +113,6 @@ static void conn_on_write(uv_write_t *req, int status)
 {
 	Write *w = (Write *)req;
 	Conn *c = w->conn;
-	bool was_blocked = c->write_bytes >= CONN_WRITE_HIGH;
 
 	c->write_bytes -= w->len;
 	sigil_wipe(w->data, w->len);
@@ -130,7 +129,9 @@ static void conn_on_write(uv_write_t *req, int status)
 		conn_close(c);
 		return;
 	}
-	if (was_blocked && c->write_bytes < CONN_WRITE_LOW)
+	/* reading stopped for the backlog: resume once it has drained to the
+	 * low-water mark (conn_process() stops again if anything else blocks) */
+	if (!c->reading && c->write_bytes < CONN_WRITE_LOW)
 		conn_process(c);
 	if (c->server->shutting_down)
 		server_maybe_finish(c->server);

@@ -1125,6 +1125,56 @@ static void test_pipelining(void **state)
 	client_close(&c);
 }
 
+/* a long pipeline whose answers exceed the write high-water mark, from a
+ * client that writes and reads at the same time: sigild pauses reading
+ * while the backlog is high and must resume once the client has read it */
+static void test_pipeline_backpressure(void **state)
+{
+	enum { N = 30000 };
+	Client c;
+	msgpack_sbuffer sb;
+	size_t off = 0;
+	int got = 0;
+	uint64_t t0 = now_ms();
+
+	client_open(&c, &shared);
+	msgpack_sbuffer_init(&sb);
+	for (int i = 0; i < N; i++)
+		pack_request(&sb, (uint64_t)i, "hello", NULL); /* ~150-byte answers: 4.5 MB */
+	fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+	while (got < N) {
+		struct pollfd pfd = { .fd = c.fd, .events = POLLIN | (off < sb.size ? POLLOUT : 0) };
+
+		if (now_ms() - t0 > 30000)
+			fail_msg("stalled after %d of %d answers (%zu of %zu bytes sent)", got, N, off, sb.size);
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		if (pfd.revents & POLLOUT) {
+			ssize_t k = send(c.fd, sb.data + off, sb.size - off, MSG_NOSIGNAL);
+
+			if (k > 0)
+				off += (size_t)k;
+		}
+		if (pfd.revents & POLLIN) {
+			ssize_t k;
+
+			assert_true(msgpack_unpacker_reserve_buffer(&c.up, 1 << 16));
+			k = recv(c.fd, msgpack_unpacker_buffer(&c.up), 1 << 16, 0);
+			assert_true(k > 0 || (k < 0 && errno == EAGAIN));
+			if (k > 0)
+				msgpack_unpacker_buffer_consumed(&c.up, (size_t)k);
+			while (msgpack_unpacker_next(&c.up, &c.res) == MSGPACK_UNPACK_SUCCESS) {
+				assert_int_equal(c.res.data.via.array.ptr[2].type, MSGPACK_OBJECT_NIL);
+				got++;
+			}
+		}
+	}
+	assert_int_equal(off, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	fprintf(stderr, "# %d pipelined hellos answered in %llu ms\n", N, (unsigned long long)(now_ms() - t0));
+	client_close(&c);
+}
+
 /* many connections at once, interleaved */
 static void test_many_connections(void **state)
 {
@@ -1785,6 +1835,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_internal_error),
 		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_pipeline_backpressure),
 		cmocka_unit_test(test_many_connections),
 		cmocka_unit_test(test_never_reading_client),
 		/* these start their own sigild */
