@@ -79,14 +79,16 @@ static void print_fe64(const char *what, const uint64_t f[4])
 	              (unsigned long long)f[0]);
 }
 
-static int setup(void **state)
+/* The comparisons with the assembly need a CPU with BMI2 and ADX. Without
+ * them (or under Valgrind, which hides ADX) those tests are reported as
+ * skipped, with the reason, in the TAP output; the C twins are still
+ * tested against fe.h and the ladders against each other. */
+static void require_adx(void)
 {
-	(void)state;
 	if (!fe64_adx_capable()) {
-		print_message("# this CPU lacks BMI2/ADX: the assembly cannot run here\n");
-		return -1; /* reported as a failed group setup, not skipped quietly */
+		print_message("# SKIP: this CPU (or Valgrind) shows no BMI2/ADX; the assembly cannot run\n");
+		skip();
 	}
-	return 0;
 }
 
 static void check_mul(const uint64_t f[4], const uint64_t g[4])
@@ -121,6 +123,7 @@ static void check_sq(const uint64_t f[4])
 static void test_mul_sq_extreme(void **state)
 {
 	(void)state;
+	require_adx();
 	uint64_t f[4], g[4];
 	for (size_t i = 0; i < N_SPECIAL; i++) {
 		check_sq(special[i]);
@@ -145,6 +148,7 @@ static void test_mul_sq_extreme(void **state)
 static void test_mul_sq_random(void **state)
 {
 	(void)state;
+	require_adx();
 	uint64_t f[4], g[4], h[4];
 	for (int n = 0; n < 200000; n++) {
 		rnd_fe64(f);
@@ -227,9 +231,10 @@ static void test_generic_vs_fe51(void **state)
 			fe64_invert(&h, &f, &fe64_ops_generic);
 			fe_invert(&c, &a);
 			assert_same_value(&h, &c, "invert generic");
-			fe64_ops_asm(); /* cpu.c's choice: the adx table on this CPU */
-			fe64_invert(&h, &f, fe64_ops_asm());
-			assert_same_value(&h, &c, "invert adx");
+			if (fe64_ops_asm() != NULL) { /* cpu.c's choice */
+				fe64_invert(&h, &f, fe64_ops_asm());
+				assert_same_value(&h, &c, "invert adx");
+			}
 		}
 	}
 }
@@ -237,6 +242,7 @@ static void test_generic_vs_fe51(void **state)
 static void test_ladder_step(void **state)
 {
 	(void)state;
+	require_adx();
 	fe64_ladder s1, s2;
 	for (int n = 0; n < 20000; n++) {
 		fe64 *fields = &s1.x1;
@@ -261,9 +267,11 @@ static void test_ladder_step(void **state)
 static void test_ladders(void **state)
 {
 	(void)state;
+	/* cpu.c takes the assembly exactly when the CPU runs it */
 	const fe64_ops *adx = fe64_ops_asm();
-	assert_non_null(adx);
-	assert_ptr_equal(adx->ladder_step, fe64_ladder_step_adx);
+	assert_int_equal(adx != NULL, fe64_adx_capable());
+	if (adx != NULL)
+		assert_ptr_equal(adx->ladder_step, fe64_ladder_step_adx);
 	for (int n = 0; n < 2000; n++) {
 		uint8_t k[32], u[32], o1[32], o2[32], o3[32];
 		for (int i = 0; i < 32; i += 8) {
@@ -277,9 +285,11 @@ static void test_ladders(void **state)
 			memcpy(u, special[n % N_SPECIAL], 32);
 		x25519_ladder51(o1, k, u);
 		x25519_ladder64(o2, k, u, &fe64_ops_generic);
-		x25519_ladder64(o3, k, u, adx);
 		assert_memory_equal(o1, o2, 32);
-		assert_memory_equal(o1, o3, 32);
+		if (adx != NULL) {
+			x25519_ladder64(o3, k, u, adx);
+			assert_memory_equal(o1, o3, 32);
+		}
 	}
 }
 
@@ -298,5 +308,5 @@ int main(void)
 		cmocka_unit_test(test_ladder_step),
 		cmocka_unit_test(test_ladders),
 	};
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
