@@ -158,11 +158,13 @@ static int keystore_load(Keystore *ks)
 		struct stat st;
 		int r;
 
-		if (de->d_name[0] == '.') {
-			/* a temporary file from an interrupted write */
-			if (n > strlen(KEYFILE_TMP_SUFFIX) &&
-			    strcmp(de->d_name + n - strlen(KEYFILE_TMP_SUFFIX), KEYFILE_TMP_SUFFIX) == 0 &&
-			    unlinkat(ks->dirfd, de->d_name, 0) == 0)
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/* a temporary file from an interrupted write (key files end in
+		 * ".key", so a label may itself start with a dot) */
+		if (de->d_name[0] == '.' && n > strlen(KEYFILE_TMP_SUFFIX) &&
+		    strcmp(de->d_name + n - strlen(KEYFILE_TMP_SUFFIX), KEYFILE_TMP_SUFFIX) == 0) {
+			if (unlinkat(ks->dirfd, de->d_name, 0) == 0)
 				log_info("removed stale temporary file keys/%s", de->d_name);
 			continue;
 		}

@@ -1334,7 +1334,16 @@ static void test_restart(void **state)
 	client_open(&c, &d);
 	gen_key(&c, "ed25519", "keep-e", pk_e);
 	gen_key(&c, "x25519", "keep-x", pk_x);
+	gen_key(&c, "ed25519", ".dot", pk); /* a label may start with a dot */
 	client_close(&c);
+	/* a temporary file left by an interrupted write is removed at start */
+	snprintf(path, sizeof(path), "%s/keys/.crashed.key.tmp", d.state);
+	{
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fclose(f);
+	}
 	snprintf(path, sizeof(path), "%s/keys/keep-e.key", d.state);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
@@ -1352,7 +1361,13 @@ static void test_restart(void **state)
 
 	daemon_start(&d, NULL);
 	client_open(&c, &d);
-	assert_int_equal(map_get(call_ok(&c, "status", NULL), "keys")->via.u64, 2);
+	assert_int_equal(map_get(call_ok(&c, "status", NULL), "keys")->via.u64, 3);
+	assert_true(log_contains(&d, "removed stale temporary file keys/.crashed.key.tmp"));
+	{
+		const Param p[] = { PS("label", ".dot"), PEND };
+
+		call_ok(&c, "key.public", p);
+	}
 	{
 		const Param p[] = { PS("label", "keep-e"), PEND };
 		const Param q[] = { PS("label", "keep-x"), PEND };
