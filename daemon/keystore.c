@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -247,6 +248,14 @@ int keystore_open(Keystore *ks, const char *state_dir)
 		return r;
 	}
 	r = check_private_dir(ks->dirfd, "the keys directory");
+	if (!r && flock(ks->dirfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK) {
+			log_err("another sigild uses the state directory %s", state_dir);
+			r = KEYSTORE_E_IN_USE;
+		} else {
+			r = -errno;
+		}
+	}
 	if (!r)
 		r = keystore_load(ks);
 	if (r) {

@@ -47,14 +47,16 @@ enum {
 	KEYSTORE_E_EXISTS,    /* a key (or a pending one) has this label */
 	KEYSTORE_E_NOT_FOUND, /* no such key */
 	KEYSTORE_E_UNSAFE,    /* the state directory is open to others; message logged */
+	KEYSTORE_E_IN_USE,    /* another sigild holds the state directory; message logged */
 };
 
 /**
  * keystore_open() - create or check the state directory and load its keys.
  * The directory (and keys/ inside) is created with mode 0700; an existing
  * one must belong to us and not be readable or writable by group or others.
- * Files that are not valid key files are skipped with a warning.
- * Return: 0, KEYSTORE_E_UNSAFE, or negative errno.
+ * Files that are not valid key files are skipped with a warning. The keys
+ * directory is locked (flock) for as long as the store is open.
+ * Return: 0, KEYSTORE_E_UNSAFE, KEYSTORE_E_IN_USE, or negative errno.
  */
 int keystore_open(Keystore *ks, const char *state_dir);
 /* drops every key (secrets wiped once unreferenced) and closes the directory */

@@ -1389,9 +1389,27 @@ static void test_restart(void **state)
 	daemon_start(&d, NULL);
 	assert_true(log_contains(&d, "stale socket"));
 
-	/* a live one is refused with a clear message */
-	assert_int_equal(daemon_expect_failure(&d), 1);
-	assert_true(log_contains(&d, "another sigild is listening"));
+	/* a live one is refused with a clear message (for a second sigild
+	 * with its own state directory) */
+	{
+		char state[sizeof(d.state)];
+
+		memcpy(state, d.state, sizeof(state));
+		snprintf(d.state, sizeof(d.state), "%s/state2", d.dir);
+		assert_int_equal(daemon_expect_failure(&d), 1);
+		assert_true(log_contains(&d, "another sigild is listening"));
+		memcpy(d.state, state, sizeof(state));
+	}
+	/* so is a second sigild on another socket but the same state directory */
+	{
+		char sock[sizeof(d.sock)];
+
+		memcpy(sock, d.sock, sizeof(sock));
+		snprintf(d.sock, sizeof(d.sock), "%s/run/other.sock", d.dir);
+		assert_int_equal(daemon_expect_failure(&d), 1);
+		assert_true(log_contains(&d, "another sigild uses the state directory"));
+		memcpy(d.sock, sock, sizeof(sock));
+	}
 	daemon_stop(&d);
 
 	/* a state directory others can read is refused */
