@@ -25,6 +25,8 @@ typedef struct Write {
 	size_t len;
 } Write;
 
+static int conn_flush(Conn *c);
+
 /* one read buffer for all connections: reads are copied into the reader at
  * once, and the buffer is wiped after each read (it may hold a seed) */
 static uint8_t read_buf[64 * 1024];
@@ -42,6 +44,7 @@ void conn_unref(Conn *c)
 	if (--c->n_refs > 0)
 		return;
 	c->reader = proto_reader_free(c->reader);
+	proto_buf_deinit(&c->out);
 	free(c);
 }
 
@@ -115,6 +118,7 @@ static void conn_on_write(uv_write_t *req, int status)
 	Conn *c = w->conn;
 
 	c->write_bytes -= w->len;
+	c->writing = NULL;
 	sigil_wipe(w->data, w->len);
 	free(w->data);
 	free(w);
@@ -122,6 +126,12 @@ static void conn_on_write(uv_write_t *req, int status)
 		return;
 	if (status < 0) {
 		log_debug("write to uid %d pid %d failed: %s", (int)c->uid, (int)c->pid, uv_strerror(status));
+		conn_close(c);
+		return;
+	}
+	/* everything encoded meanwhile goes out in one write */
+	if (c->out.len > 0 && conn_flush(c) < 0) {
+		log_warn("cannot write to uid %d pid %d; closing the connection", (int)c->uid, (int)c->pid);
 		conn_close(c);
 		return;
 	}
@@ -137,41 +147,46 @@ static void conn_on_write(uv_write_t *req, int status)
 		server_maybe_finish(c->server);
 }
 
-static int conn_write(Conn *c, ProtoBuf *b)
+/* hand the pending answers to libuv (one write in progress at a time) */
+static int conn_flush(Conn *c)
 {
 	Write *w;
 	uv_buf_t buf;
 	int r;
 
+	if (c->writing || c->out.len == 0)
+		return 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->conn = c;
-	w->data = proto_buf_steal(b, &w->len);
+	w->data = proto_buf_steal(&c->out, &w->len);
 	buf = uv_buf_init((char *)w->data, (unsigned)w->len);
 	r = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, conn_on_write);
 	if (r < 0) {
+		c->write_bytes -= w->len;
 		sigil_wipe(w->data, w->len);
 		free(w->data);
 		free(w);
 		return error_origin(r);
 	}
-	c->write_bytes += w->len;
-	c->server->requests++;
+	c->writing = w;
 	return 0;
 }
 
 int conn_send_response(Conn *c, const ProtoResponse *resp)
 {
-	ProtoBuf b = PROTO_BUF_NULL(b);
+	size_t len0 = c->out.len;
 	int r;
 
 	if (c->closing)
 		return 0;
-	r = proto_response_encode(&b, resp);
-	if (!r)
-		r = conn_write(c, &b);
-	proto_buf_deinit(&b);
+	r = proto_response_encode(&c->out, resp);
+	if (!r) {
+		c->write_bytes += c->out.len - len0;
+		c->server->requests++;
+		r = conn_flush(c);
+	}
 	if (r < 0) {
 		log_warn("cannot answer uid %d pid %d: %s; closing the connection", (int)c->uid, (int)c->pid,
 		         strerror(-r));

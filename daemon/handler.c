@@ -164,8 +164,8 @@ static void work_done(uv_work_t *w, int status)
 
 	c->inflight--;
 	s->inflight--;
-	c->inflight_bytes -= rq->frame_len;
-	s->inflight_bytes -= rq->frame_len;
+	c->inflight_bytes -= rq->cost;
+	s->inflight_bytes -= rq->cost;
 
 	if (status == UV_ECANCELED) {
 		if (q->method == PROTO_METHOD_KEY_GENERATE || q->method == PROTO_METHOD_KEY_IMPORT)
@@ -252,10 +252,14 @@ static void queue(Conn *c, Request *rq)
 		reply_error(c, rq, PROTO_E_INTERNAL, "cannot queue the request: %s", uv_strerror(r));
 		goto fail;
 	}
+	/* what the request holds until it is answered */
+	rq->cost = sizeof(*rq) + rq->frame_len;
+	if (rq->req.method == PROTO_METHOD_VERIFY_BATCH)
+		rq->cost += rq->req.u.verify_batch.n_items * (sizeof(ProtoVerifyItem) + sizeof(bool));
 	c->inflight++;
 	s->inflight++;
-	c->inflight_bytes += rq->frame_len;
-	s->inflight_bytes += rq->frame_len;
+	c->inflight_bytes += rq->cost;
+	s->inflight_bytes += rq->cost;
 	c->n_refs++;
 	return;
 fail:

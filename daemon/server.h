@@ -29,7 +29,9 @@ typedef struct Request Request;
  * SERVER_INFLIGHT_BYTES_FACTOR * max_request_size */
 #define SERVER_INFLIGHT_BYTES_FACTOR 4
 
-/* stop reading a connection once this many response bytes wait to be written */
+/* stop reading a connection once this many response bytes wait to be
+ * written. Answers are appended to one buffer per connection and written
+ * with one uv_write at a time, so these bytes are the memory used. */
 #define CONN_WRITE_HIGH (1u << 20)
 #define CONN_WRITE_LOW (256u << 10)
 
@@ -43,7 +45,9 @@ struct Conn {
 	unsigned n_handles;    /* pipe, idle timer: closed ones count down */
 	uint64_t inflight;     /* requests on the thread pool */
 	size_t inflight_bytes; /* their frame sizes */
-	size_t write_bytes;    /* queued in uv_write, not yet written */
+	size_t write_bytes;    /* answers not yet written: out.len + the write in progress */
+	ProtoBuf out;          /* encoded answers waiting for the write in progress */
+	struct Write *writing; /* the one uv_write in progress, or NULL */
 	bool reading;
 	bool closing;
 	bool close_after_write;/* a final error was queued */
@@ -60,6 +64,7 @@ struct Request {
 	ProtoResponse resp;
 	Key *key;              /* sign, dh: the key used; generate/import: the new key */
 	bool *valid;           /* verify_batch */
+	size_t cost;           /* memory held while in flight (counted in inflight_bytes) */
 	int r;                 /* result of the work function */
 };
 
