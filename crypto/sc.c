@@ -14,6 +14,9 @@
  * remainder estimate is < 3L and two constant-time conditional subtractions
  * of L finish the job.
  *
+ * Static names carry the sc_ prefix: the library is built as one
+ * translation unit (crypto/meson.build, unity).
+ *
  * Timing: constant time. The limb loops have fixed bounds; the conditional
  * subtractions select with masks (ct.h); the only multiplications are
  * 64x64->128 MUL, which is constant time on x86-64 and arm64.
@@ -26,24 +29,24 @@
 
 __extension__ typedef unsigned __int128 u128; /* GNU C; __extension__ keeps -Wpedantic quiet */
 
-/* L in radix 2^64: 0x1000000000000000 0000000000000000 14def9dea2f79cd6
+/* L (sc_L) in radix 2^64: 0x1000000000000000 0000000000000000 14def9dea2f79cd6
  * 5812631a5cf5d3ed (RFC 8032 section 5.1, "L"; decimal
  * 2^252 + 27742317777372353535851937790883648493). */
-static const uint64_t L[5] = {
+static const uint64_t sc_L[5] = {
 	0x5812631a5cf5d3edULL, 0x14def9dea2f79cd6ULL, 0x0000000000000000ULL, 0x1000000000000000ULL, 0,
 };
 
-/* mu = floor(2^512 / L), the Barrett constant for b = 2^64, k = 4 (HAC
+/* mu (sc_MU) = floor(2^512 / L), the Barrett constant for b = 2^64, k = 4 (HAC
  * 14.42 step 0). 260 bits: 0xf ffffffffffffffff ffffffffffffffeb
  * 2106215d086329a7 ed9ce5a30a2c131b. Computed with Python:
  *   L = 2**252 + 27742317777372353535851937790883648493; 2**512 // L
  * and cross-checked by the random tests against Python integers. */
-static const uint64_t MU[5] = {
+static const uint64_t sc_MU[5] = {
 	0xed9ce5a30a2c131bULL, 0x2106215d086329a7ULL, 0xffffffffffffffebULL, 0xffffffffffffffffULL,
 	0x000000000000000fULL,
 };
 
-static inline uint64_t load64_le(const uint8_t *p)
+static inline uint64_t sc_load64_le(const uint8_t *p)
 {
 	uint64_t x = 0;
 	for (int i = 7; i >= 0; i--)
@@ -51,7 +54,7 @@ static inline uint64_t load64_le(const uint8_t *p)
 	return x;
 }
 
-static inline void store64_le(uint8_t *p, uint64_t x)
+static inline void sc_store64_le(uint8_t *p, uint64_t x)
 {
 	for (int i = 0; i < 8; i++) {
 		p[i] = (uint8_t)x;
@@ -63,7 +66,7 @@ static inline void store64_le(uint8_t *p, uint64_t x)
  * a[i]*b[j] + out[i+j] + carry <= (2^64-1)^2 + 2(2^64-1) = 2^128 - 1,
  * so the 128-bit accumulator never overflows. out must not alias a or b
  * (internal helper; callers pass distinct arrays). */
-static void mul_limbs(uint64_t *out, const uint64_t *a, int na, const uint64_t *b, int nb)
+static void sc_mul_limbs(uint64_t *out, const uint64_t *a, int na, const uint64_t *b, int nb)
 {
 	for (int i = 0; i < na + nb; i++)
 		out[i] = 0;
@@ -82,13 +85,13 @@ static void mul_limbs(uint64_t *out, const uint64_t *a, int na, const uint64_t *
  * subtraction is always done, its final borrow makes a mask, and a select
  * keeps one of the two. Precondition r < 2^320; postcondition: r is the
  * input minus L if that is >= 0. */
-static void cond_sub_L(uint64_t r[5])
+static void sc_cond_sub_L(uint64_t r[5])
 {
 	uint64_t t[5];
 	uint64_t borrow = 0;
 
 	for (int i = 0; i < 5; i++) {
-		u128 d = (u128)r[i] - L[i] - borrow;
+		u128 d = (u128)r[i] - sc_L[i] - borrow;
 		t[i] = (uint64_t)d;
 		borrow = (uint64_t)(d >> 64) & 1; /* 1 if this limb borrowed */
 	}
@@ -107,15 +110,15 @@ static void cond_sub_L(uint64_t r[5])
  *   r  = (x mod b^5) - (q3 * L mod b^5)   mod b^5
  * Then 0 <= x - q3*L < 3L < b^5, so the mod-b^5 difference is the true
  * remainder estimate, and at most two subtractions of L remain. */
-static void barrett_reduce(uint64_t r[5], const uint64_t x[8])
+static void sc_barrett_reduce(uint64_t r[5], const uint64_t x[8])
 {
 	uint64_t q2[10];
 	uint64_t q3L[9];
 	uint64_t borrow = 0;
 
-	mul_limbs(q2, x + 3, 5, MU, 5);
+	sc_mul_limbs(q2, x + 3, 5, sc_MU, 5);
 	/* q3 = q2[5..9]; only q3*L mod b^5 is needed: the low 5 limbs */
-	mul_limbs(q3L, q2 + 5, 5, L, 4);
+	sc_mul_limbs(q3L, q2 + 5, 5, sc_L, 4);
 
 	for (int i = 0; i < 5; i++) {
 		u128 d = (u128)x[i] - q3L[i] - borrow;
@@ -124,18 +127,18 @@ static void barrett_reduce(uint64_t r[5], const uint64_t x[8])
 	}
 	/* the final borrow is dropped: arithmetic mod b^5 (HAC step 3) */
 
-	cond_sub_L(r); /* r < 3L  ->  r < 2L */
-	cond_sub_L(r); /* r < 2L  ->  r < L  */
+	sc_cond_sub_L(r); /* r < 3L  ->  r < 2L */
+	sc_cond_sub_L(r); /* r < 2L  ->  r < L  */
 
 	sigil_wipe(q2, sizeof(q2));
 	sigil_wipe(q3L, sizeof(q3L));
 }
 
-static void store_scalar(uint8_t out[32], const uint64_t r[5])
+static void sc_store_scalar(uint8_t out[32], const uint64_t r[5])
 {
 	/* r < L < 2^253, so r[4] == 0 and four limbs hold it */
 	for (int i = 0; i < 4; i++)
-		store64_le(out + 8 * i, r[i]);
+		sc_store64_le(out + 8 * i, r[i]);
 }
 
 /* out = in mod L; in is any 512-bit little-endian integer.
@@ -145,9 +148,9 @@ void sc_reduce(uint8_t out[32], const uint8_t in[64])
 	uint64_t x[8], r[5];
 
 	for (int i = 0; i < 8; i++)
-		x[i] = load64_le(in + 8 * i);
-	barrett_reduce(r, x);
-	store_scalar(out, r);
+		x[i] = sc_load64_le(in + 8 * i);
+	sc_barrett_reduce(r, x);
+	sc_store_scalar(out, r);
 	sigil_wipe(x, sizeof(x));
 	sigil_wipe(r, sizeof(r));
 }
@@ -163,19 +166,19 @@ void sc_muladd(uint8_t out[32], const uint8_t a[32], const uint8_t b[32], const 
 	uint64_t carry = 0;
 
 	for (int i = 0; i < 4; i++) {
-		al[i] = load64_le(a + 8 * i);
-		bl[i] = load64_le(b + 8 * i);
+		al[i] = sc_load64_le(a + 8 * i);
+		bl[i] = sc_load64_le(b + 8 * i);
 	}
-	mul_limbs(x, al, 4, bl, 4);
+	sc_mul_limbs(x, al, 4, bl, 4);
 	for (int i = 0; i < 8; i++) {
 		/* add c (limbs 0..3), then ripple the carry through limbs 4..7;
 		 * by the bound above nothing carries out of limb 7 */
-		u128 t = (u128)x[i] + (i < 4 ? load64_le(c + 8 * i) : 0) + carry;
+		u128 t = (u128)x[i] + (i < 4 ? sc_load64_le(c + 8 * i) : 0) + carry;
 		x[i] = (uint64_t)t;
 		carry = (uint64_t)(t >> 64);
 	}
-	barrett_reduce(r, x);
-	store_scalar(out, r);
+	sc_barrett_reduce(r, x);
+	sc_store_scalar(out, r);
 
 	sigil_wipe(al, sizeof(al));
 	sigil_wipe(bl, sizeof(bl));
@@ -200,14 +203,14 @@ void sc_add(uint8_t out[32], const uint8_t a[32], const uint8_t b[32])
 	uint64_t carry = 0;
 
 	for (int i = 0; i < 4; i++) {
-		u128 t = (u128)load64_le(a + 8 * i) + load64_le(b + 8 * i) + carry;
+		u128 t = (u128)sc_load64_le(a + 8 * i) + sc_load64_le(b + 8 * i) + carry;
 		x[i] = (uint64_t)t;
 		carry = (uint64_t)(t >> 64);
 	}
 	x[4] = carry; /* 0 or 1 */
 	x[5] = x[6] = x[7] = 0;
-	barrett_reduce(r, x);
-	store_scalar(out, r);
+	sc_barrett_reduce(r, x);
+	sc_store_scalar(out, r);
 	sigil_wipe(x, sizeof(x));
 	sigil_wipe(r, sizeof(r));
 }
@@ -222,16 +225,16 @@ void sc_neg(uint8_t out[32], const uint8_t a[32])
 	uint64_t borrow = 0;
 
 	for (int i = 0; i < 4; i++)
-		x[i] = load64_le(a + 8 * i);
+		x[i] = sc_load64_le(a + 8 * i);
 	x[4] = x[5] = x[6] = x[7] = 0;
-	barrett_reduce(r, x);
+	sc_barrett_reduce(r, x);
 	for (int i = 0; i < 5; i++) {
-		u128 d = (u128)L[i] - r[i] - borrow;
+		u128 d = (u128)sc_L[i] - r[i] - borrow;
 		t[i] = (uint64_t)d;
 		borrow = (uint64_t)(d >> 64) & 1;
 	}
-	cond_sub_L(t);
-	store_scalar(out, t);
+	sc_cond_sub_L(t);
+	sc_store_scalar(out, t);
 	sigil_wipe(x, sizeof(x));
 	sigil_wipe(r, sizeof(r));
 	sigil_wipe(t, sizeof(t));
@@ -245,7 +248,7 @@ int sc_is_canonical(const uint8_t s[32])
 	uint64_t borrow = 0;
 
 	for (int i = 0; i < 4; i++) {
-		u128 d = (u128)load64_le(s + 8 * i) - L[i] - borrow;
+		u128 d = (u128)sc_load64_le(s + 8 * i) - sc_L[i] - borrow;
 		borrow = (uint64_t)(d >> 64) & 1;
 	}
 	return (int)ct_barrier_u64(borrow);

@@ -3,6 +3,9 @@
  * sha512.c - SHA-512 per FIPS 180-4 (sections 4.1.3, 4.2.3, 5.1.2, 5.3.5,
  * 6.4), one shot and streaming.
  *
+ * Static names carry the sha512_ prefix and the macros are #undef'd at the
+ * end: the library is built as one translation unit (crypto/meson.build).
+ *
  * Timing: every function here runs in time that depends on the message
  * length only (the lengths drive the loops; the bytes never drive a branch
  * or an index), so hashing secret data (seeds, nonce keys) is safe.
@@ -14,7 +17,7 @@
 
 /* FIPS 180-4 section 4.2.3: the first 64 bits of the fractional parts of
  * the cube roots of the first eighty primes. */
-static const uint64_t K[80] = {
+static const uint64_t sha512_K[80] = {
 	0x428a2f98d728ae22ULL, 0x7137449123ef65cdULL, 0xb5c0fbcfec4d3b2fULL, 0xe9b5dba58189dbbcULL,
 	0x3956c25bf348b538ULL, 0x59f111f1b605d019ULL, 0x923f82a4af194f9bULL, 0xab1c5ed5da6d8118ULL,
 	0xd807aa98a3030242ULL, 0x12835b0145706fbeULL, 0x243185be4ee4b28cULL, 0x550c7dc3d5ffb4e2ULL,
@@ -39,19 +42,19 @@ static const uint64_t K[80] = {
 
 /* FIPS 180-4 section 5.3.5: the first 64 bits of the fractional parts of
  * the square roots of the first eight primes. */
-static const uint64_t H0[8] = {
+static const uint64_t sha512_H0[8] = {
 	0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
 	0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL,
 };
 
-static inline uint64_t load64_be(const uint8_t *p)
+static inline uint64_t sha512_load64_be(const uint8_t *p)
 {
 	return ((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
 	       ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) |
 	       ((uint64_t)p[6] << 8) | (uint64_t)p[7];
 }
 
-static inline void store64_be(uint8_t *p, uint64_t x)
+static inline void sha512_store64_be(uint8_t *p, uint64_t x)
 {
 	for (int i = 7; i >= 0; i--) {
 		p[i] = (uint8_t)x;
@@ -59,7 +62,7 @@ static inline void store64_be(uint8_t *p, uint64_t x)
 	}
 }
 
-static inline uint64_t rotr64(uint64_t x, unsigned n)
+static inline uint64_t sha512_rotr64(uint64_t x, unsigned n)
 {
 	return (x >> n) | (x << (64 - n));
 }
@@ -67,10 +70,10 @@ static inline uint64_t rotr64(uint64_t x, unsigned n)
 /* FIPS 180-4 section 4.1.3 */
 #define CH(x, y, z) (((x) & (y)) ^ (~(x) & (z)))
 #define MAJ(x, y, z) (((x) & (y)) ^ ((x) & (z)) ^ ((y) & (z)))
-#define BSIG0(x) (rotr64((x), 28) ^ rotr64((x), 34) ^ rotr64((x), 39))
-#define BSIG1(x) (rotr64((x), 14) ^ rotr64((x), 18) ^ rotr64((x), 41))
-#define SSIG0(x) (rotr64((x), 1) ^ rotr64((x), 8) ^ ((x) >> 7))
-#define SSIG1(x) (rotr64((x), 19) ^ rotr64((x), 61) ^ ((x) >> 6))
+#define BSIG0(x) (sha512_rotr64((x), 28) ^ sha512_rotr64((x), 34) ^ sha512_rotr64((x), 39))
+#define BSIG1(x) (sha512_rotr64((x), 14) ^ sha512_rotr64((x), 18) ^ sha512_rotr64((x), 41))
+#define SSIG0(x) (sha512_rotr64((x), 1) ^ sha512_rotr64((x), 8) ^ ((x) >> 7))
+#define SSIG1(x) (sha512_rotr64((x), 19) ^ sha512_rotr64((x), 61) ^ ((x) >> 6))
 
 /* One round of FIPS 180-4 6.4.2 step 3, with the eight working variables
  * renamed instead of shifted: the caller rotates the argument order, so
@@ -93,22 +96,22 @@ static inline uint64_t rotr64(uint64_t x, unsigned n)
  * the rounds are past the first 16 (EXP is EXPAND or nothing) */
 #define ROUNDS16(t0, EXP) \
 	do { \
-		EXP(0); ROUND(a, b, c, d, e, f, g, h, K[(t0) + 0], W[0]); \
-		EXP(1); ROUND(h, a, b, c, d, e, f, g, K[(t0) + 1], W[1]); \
-		EXP(2); ROUND(g, h, a, b, c, d, e, f, K[(t0) + 2], W[2]); \
-		EXP(3); ROUND(f, g, h, a, b, c, d, e, K[(t0) + 3], W[3]); \
-		EXP(4); ROUND(e, f, g, h, a, b, c, d, K[(t0) + 4], W[4]); \
-		EXP(5); ROUND(d, e, f, g, h, a, b, c, K[(t0) + 5], W[5]); \
-		EXP(6); ROUND(c, d, e, f, g, h, a, b, K[(t0) + 6], W[6]); \
-		EXP(7); ROUND(b, c, d, e, f, g, h, a, K[(t0) + 7], W[7]); \
-		EXP(8); ROUND(a, b, c, d, e, f, g, h, K[(t0) + 8], W[8]); \
-		EXP(9); ROUND(h, a, b, c, d, e, f, g, K[(t0) + 9], W[9]); \
-		EXP(10); ROUND(g, h, a, b, c, d, e, f, K[(t0) + 10], W[10]); \
-		EXP(11); ROUND(f, g, h, a, b, c, d, e, K[(t0) + 11], W[11]); \
-		EXP(12); ROUND(e, f, g, h, a, b, c, d, K[(t0) + 12], W[12]); \
-		EXP(13); ROUND(d, e, f, g, h, a, b, c, K[(t0) + 13], W[13]); \
-		EXP(14); ROUND(c, d, e, f, g, h, a, b, K[(t0) + 14], W[14]); \
-		EXP(15); ROUND(b, c, d, e, f, g, h, a, K[(t0) + 15], W[15]); \
+		EXP(0); ROUND(a, b, c, d, e, f, g, h, sha512_K[(t0) + 0], W[0]); \
+		EXP(1); ROUND(h, a, b, c, d, e, f, g, sha512_K[(t0) + 1], W[1]); \
+		EXP(2); ROUND(g, h, a, b, c, d, e, f, sha512_K[(t0) + 2], W[2]); \
+		EXP(3); ROUND(f, g, h, a, b, c, d, e, sha512_K[(t0) + 3], W[3]); \
+		EXP(4); ROUND(e, f, g, h, a, b, c, d, sha512_K[(t0) + 4], W[4]); \
+		EXP(5); ROUND(d, e, f, g, h, a, b, c, sha512_K[(t0) + 5], W[5]); \
+		EXP(6); ROUND(c, d, e, f, g, h, a, b, sha512_K[(t0) + 6], W[6]); \
+		EXP(7); ROUND(b, c, d, e, f, g, h, a, sha512_K[(t0) + 7], W[7]); \
+		EXP(8); ROUND(a, b, c, d, e, f, g, h, sha512_K[(t0) + 8], W[8]); \
+		EXP(9); ROUND(h, a, b, c, d, e, f, g, sha512_K[(t0) + 9], W[9]); \
+		EXP(10); ROUND(g, h, a, b, c, d, e, f, sha512_K[(t0) + 10], W[10]); \
+		EXP(11); ROUND(f, g, h, a, b, c, d, e, sha512_K[(t0) + 11], W[11]); \
+		EXP(12); ROUND(e, f, g, h, a, b, c, d, sha512_K[(t0) + 12], W[12]); \
+		EXP(13); ROUND(d, e, f, g, h, a, b, c, sha512_K[(t0) + 13], W[13]); \
+		EXP(14); ROUND(c, d, e, f, g, h, a, b, sha512_K[(t0) + 14], W[14]); \
+		EXP(15); ROUND(b, c, d, e, f, g, h, a, sha512_K[(t0) + 15], W[15]); \
 	} while (0)
 #define NOEXPAND(i) ((void)0)
 
@@ -125,7 +128,7 @@ void sha512_blocks_generic(uint64_t state[8], const uint8_t *in, size_t nblocks)
 
 	for (; nblocks > 0; nblocks--, in += SHA512_BLOCK_LEN) {
 		for (int t = 0; t < 16; t++)
-			W[t] = load64_be(in + 8 * t);
+			W[t] = sha512_load64_be(in + 8 * t);
 
 		a = state[0];
 		b = state[1];
@@ -158,7 +161,7 @@ void sha512_blocks_generic(uint64_t state[8], const uint8_t *in, size_t nblocks)
 
 SIGIL_EXPORT void sigil_sha512_init(sigil_sha512_ctx *c)
 {
-	memcpy(c->state, H0, sizeof(H0));
+	memcpy(c->state, sha512_H0, sizeof(sha512_H0));
 	c->count = 0;
 	memset(c->buf, 0, sizeof(c->buf));
 }
@@ -217,12 +220,12 @@ SIGIL_EXPORT void sigil_sha512_final(sigil_sha512_ctx *c, uint8_t out[64])
 		used = 0;
 	}
 	memset(c->buf + used, 0, SHA512_BLOCK_LEN - 16 - used);
-	store64_be(c->buf + SHA512_BLOCK_LEN - 16, c->count >> 61);
-	store64_be(c->buf + SHA512_BLOCK_LEN - 8, c->count << 3);
+	sha512_store64_be(c->buf + SHA512_BLOCK_LEN - 16, c->count >> 61);
+	sha512_store64_be(c->buf + SHA512_BLOCK_LEN - 8, c->count << 3);
 	sha512_blocks_generic(c->state, c->buf, 1);
 
 	for (int i = 0; i < 8; i++)
-		store64_be(digest + 8 * i, c->state[i]);
+		sha512_store64_be(digest + 8 * i, c->state[i]);
 	sigil_wipe(c, sizeof(*c));
 	memcpy(out, digest, sizeof(digest));
 	sigil_wipe(digest, sizeof(digest));
@@ -238,3 +241,16 @@ SIGIL_EXPORT void sigil_sha512(uint8_t out[64], const uint8_t *m, size_t mlen)
 	sigil_sha512_update(&c, m, mlen);
 	sigil_sha512_final(&c, out);
 }
+
+/* The library is built as one translation unit (crypto/meson.build, unity):
+ * keep this file's macros out of the files included after it. */
+#undef CH
+#undef MAJ
+#undef BSIG0
+#undef BSIG1
+#undef SSIG0
+#undef SSIG1
+#undef ROUND
+#undef EXPAND
+#undef ROUNDS16
+#undef NOEXPAND
