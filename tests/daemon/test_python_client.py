@@ -441,6 +441,8 @@ def own_test_secmem():
 
 OWN_TESTS = [own_test_secmem, own_test_systemd_notify, own_test_socket_activation, own_test_detach, own_test_mlock_refused]
 
+NEEDS_MLOCK = [own_test_secmem, own_test_mlock_refused]
+
 TESTS = [test_hello, test_sign_generated, test_sign_imported, test_fingerprint, test_verify,
          test_dh, test_errors, test_pipelined, test_list_delete]
 
@@ -466,7 +468,13 @@ def main():
     else:
         failed += 1
         print(f"not ok {len(TESTS) + 1} - sigild exited with {rc} on SIGTERM", flush=True)
+    asan = "libasan" in subprocess.run(["ldd", os.environ["SIGILD"]], capture_output=True, text=True).stdout
     for n, t in enumerate(OWN_TESTS, len(TESTS) + 2):
+        if asan and t in NEEDS_MLOCK:
+            # AddressSanitizer replaces mlock() with a no-op, so neither
+            # locked mappings nor an mlock failure can be observed
+            print(f"ok {n} - {t.__name__} # SKIP sigild is built with ASan, which makes mlock a no-op", flush=True)
+            continue
         try:
             t()
             print(f"ok {n} - {t.__name__}", flush=True)
