@@ -196,9 +196,13 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n)
 	if (r->error)
 		return r->error;
 	if (r->start > 0 && (r->start == r->len || r->start >= r->cap / 2)) {
+		size_t old_len = r->len;
+
 		memmove(r->buf, r->buf + r->start, r->len - r->start);
 		r->len -= r->start;
 		r->start = 0;
+		/* consumed frames may have carried seeds: do not leave copies */
+		proto__wipe(r->buf + r->len, old_len - r->len);
 	}
 	if (n > r->cap - r->len) {
 		size_t cap = r->cap ? r->cap : 4096;
