@@ -250,7 +250,7 @@ void ge_mul_by_cofactor(ge_p3 *r, const ge_p3 *p)
 static void ge_encode(uint8_t s[32], const fe *X, const fe *Y, const fe *Z)
 {
 	fe recip, x, y;
-	fe_invert(&recip, Z);
+	fe_invert_safegcd(&recip, Z);
 	fe_mul_ttt(&x, X, &recip);
 	fe_mul_ttt(&y, Y, &recip);
 	fe_tobytes(s, &y);

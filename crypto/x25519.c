@@ -81,7 +81,7 @@ void x25519_ladder51(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 	fe_cswap(&x2, &x3, swap);
 	fe_cswap(&z2, &z3, swap);
 
-	fe_invert(&z2, &z2);
+	fe_invert_safegcd(&z2, &z2);
 	fe_mul_ttt(&x2, &x2, &z2);
 	fe_tobytes(out, &x2);
 
@@ -105,8 +105,8 @@ void x25519_ladder51(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 	sigil_wipe(&swap, sizeof swap);
 }
 
-/* The same ladder on fe64 (radix 2^64, values < 2^256): the steps and the
- * inversion with ops (the assembly, or its C twins for tests). */
+/* The same ladder on fe64 (radix 2^64, values < 2^256): the steps with ops
+ * (the assembly, or its C twins for tests), the final division in fe.h. */
 void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32],
                      const fe64_ops *ops)
 {
@@ -133,12 +133,24 @@ void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 	fe64_cswap(&st.x2, &st.x3, mask);
 	fe64_cswap(&st.z2, &st.z3, mask);
 
-	fe64_invert(&st.z2, &st.z2, ops);
-	ops->mul(st.x2.v, st.x2.v, st.z2.v);
-	fe64_tobytes(out, &st.x2);
+	/* u = x2 / z2, in radix 2^51: the binary-GCD inversion of fe_inv.c
+	 * is faster than a Fermat power in either radix. */
+	uint8_t bx[32], bz[32];
+	fe x, z;
+	fe64_tobytes(bx, &st.x2);
+	fe64_tobytes(bz, &st.z2);
+	fe_frombytes(&x, bx);
+	fe_frombytes(&z, bz);
+	fe_invert_safegcd(&z, &z);
+	fe_mul_ttt(&x, &x, &z);
+	fe_tobytes(out, &x);
 
 	sigil_wipe(k, sizeof k);
 	sigil_wipe(&st, sizeof st);
+	sigil_wipe(bx, sizeof bx);
+	sigil_wipe(bz, sizeof bz);
+	sigil_wipe(&x, sizeof x);
+	sigil_wipe(&z, sizeof z);
 	sigil_wipe(&swap, sizeof swap);
 	sigil_wipe(&mask, sizeof mask);
 }
@@ -166,8 +178,8 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 
 /* pk = u([a] 9) for the clamped a, computed on the Edwards curve:
  * [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z - Y).
- * Constant time (ge_scalarmult_base, fe_invert). The clamped a is never 0
- * mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
+ * Constant time (ge_scalarmult_base, fe_invert_safegcd). The clamped a is
+ * never 0 mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
 SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32])
 {
 	uint8_t k[32];
@@ -185,7 +197,7 @@ SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32])
 	fe_carry(&n, &l);     /* Z + Y */
 	fe_sub(&l, &A.Z, &A.Y);
 	fe_carry(&dd, &l);    /* Z - Y */
-	fe_invert(&dd, &dd);
+	fe_invert_safegcd(&dd, &dd);
 	fe_mul_ttt(&n, &n, &dd);
 	fe_tobytes(pk, &n);
 	CT_DECLASSIFY(pk, 32);
