@@ -68,30 +68,22 @@ static int64_t divsteps_62(int64_t eta, uint64_t f, uint64_t g, int64_t t[4])
 		/* c1: eta > 0; c2: g odd; s: both (the swapping case) */
 		uint64_t c1 = (uint64_t)((0 - eta) >> 63);
 		uint64_t c2 = ct_mask_u64(g & 1);
+		/* if g odd: g += -f or f (by c1), (q, r) += -(u, v) or (u, v) */
+		uint64_t nf = (f ^ c1) - c1, nu = (u ^ c1) - c1, nv = (v ^ c1) - c1;
+		g += nf & c2;
+		q += nu & c2;
+		r += nv & c2;
+		/* if s: f += g - f = the old g, (u, v) += (q - u, r - v) = the
+		 * old (q, r), eta = -eta; then eta += 2 in every case */
 		uint64_t s = c1 & c2;
-		uint64_t x;
-		/* if s: (eta, f, g, u, v, q, r) <- (-eta, g, -f, q, r, -u, -v) */
-		x = (f ^ g) & s;
-		f ^= x;
-		g ^= x;
-		g = (g ^ s) - s;
-		x = (u ^ q) & s;
-		u ^= x;
-		q ^= x;
-		q = (q ^ s) - s;
-		x = (v ^ r) & s;
-		v ^= x;
-		r ^= x;
-		r = (r ^ s) - s;
-		eta = (int64_t)(((uint64_t)eta ^ s) - s);
-		/* if g odd: g += f, (q, r) += (u, v); then g /= 2, (u, v) *= 2 */
-		g += f & c2;
-		q += u & c2;
-		r += v & c2;
+		f += g & s;
+		u += q & s;
+		v += r & s;
+		eta = (int64_t)(((uint64_t)eta ^ s) - s) + 2;
+		/* g /= 2 (even now), (u, v) *= 2 */
 		g >>= 1;
 		u <<= 1;
 		v <<= 1;
-		eta += 2;
 	}
 	t[0] = (int64_t)u;
 	t[1] = (int64_t)v;
