@@ -562,12 +562,48 @@ static pid_t start_without_ipc_lock(Sigild *d, bool allow_unlocked, int *statusp
 	return pid;
 }
 
+/* Is $SIGILD built with a sanitizer? Their runtimes replace mlock() with a
+ * no-op that succeeds, so a refusal cannot happen there. */
+static const char *sanitizer_of_sigild(void)
+{
+	static const char *const names[][2] = {
+		{ "__asan_init", "AddressSanitizer" },
+		{ "__tsan_init", "ThreadSanitizer" },
+		{ "__msan_init", "MemorySanitizer" },
+	};
+	const char *path = getenv("SIGILD");
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	char buf[1 << 16];
+	const char *found = NULL;
+	size_t keep = 0, n;
+
+	if (!f)
+		return NULL;
+	while (!found && (n = fread(buf + keep, 1, sizeof(buf) - keep, f)) > 0) {
+		n += keep;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !found; i++)
+			if (memmem(buf, n, names[i][0], strlen(names[i][0])))
+				found = names[i][1];
+		keep = n < 32 ? n : 32; /* names across the block boundary */
+		memmove(buf, buf + n - keep, keep);
+	}
+	fclose(f);
+	return found;
+}
+
 static void scenario_mlock(void)
 {
 	Sigild d;
 	int status = 0;
 	pid_t pid;
+	const char *san = sanitizer_of_sigild();
 
+	if (san) {
+		/* explicit, with the reason: meson shows it as a skipped subtest */
+		printf("ok 1 # SKIP sigild is built with %s, whose runtime turns mlock() into a no-op\n", san);
+		printf("1..1\n");
+		exit(0);
+	}
 	if (sigild_setup(&d, base_config) < 0) {
 		tap_ok(false, "setup");
 		return;
