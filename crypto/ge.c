@@ -14,6 +14,7 @@
 #include "ct.h"
 #include "fe.h"
 #include "ge.h"
+#include "ge64.h"
 #include "ge_table.h"
 
 /* d = -121665/121666 mod p
@@ -540,6 +541,13 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 	ge_p3 u;
 	ge_p2 acc;
 	int i;
+
+	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
+	const ge64_ops *ops64 = ge64_ops_asm();
+	if (ops64 != NULL) {
+		ge64_double_scalarmult_vartime(r, a, A, b, ops64);
+		return;
+	}
 
 	wnaf_vartime(anaf, a, 5);
 	wnaf_vartime(bnaf, b, 8);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "fe64.h"
+#include "ge64.h"
 
 int fe64_adx_capable(void)
 {
@@ -14,6 +15,11 @@ int fe64_adx_capable(void)
 }
 
 const fe64_ops *fe64_ops_asm_probe(void)
+{
+	return NULL;
+}
+
+const ge64_ops *ge64_ops_asm_probe(void)
 {
 	return NULL;
 }

@@ -20,6 +20,8 @@
 
 #include "fe.h"
 #include "fe64.h"
+#include "ge.h"
+#include "ge64.h"
 
 static uint64_t rng_state;
 
@@ -293,6 +295,120 @@ static void test_ladders(void **state)
 	}
 }
 
+/* Each ge64 point routine, assembly against C twin, on random and extreme
+ * coordinates (the formulas are valid for any field elements: the limbs
+ * must agree whether or not the coordinates form a point). */
+static void test_ge64_routines(void **state)
+{
+	(void)state;
+	require_adx();
+	for (int n = 0; n < 20000; n++) {
+		uint64_t in[3][16];
+		for (int k = 0; k < 3; k++)
+			for (int i = 0; i < 16; i += 4) {
+				if (n < 500)
+					memcpy(&in[k][i], special[rnd() % N_SPECIAL], 32);
+				else
+					rnd_fe64(&in[k][i]);
+			}
+		ge64_p1p1 p1p1, r1, r2;
+		ge64_p3 p3, s1, s2;
+		ge64_p2 p2, t1, t2;
+		ge64_precomp pre;
+		ge64_cached cac;
+		memcpy(&p1p1, in[0], sizeof p1p1);
+		memcpy(&p3, in[1], sizeof p3);
+		memcpy(&p2, in[1], sizeof p2);
+		memcpy(&pre, in[2], sizeof pre);
+		memcpy(&cac, in[2], sizeof cac);
+
+		ge64_p1p1_to_p2_generic(&t1, &p1p1);
+		ge64_p1p1_to_p2_adx(&t2, &p1p1);
+		assert_memory_equal(&t1, &t2, sizeof t1);
+		ge64_p1p1_to_p3_generic(&s1, &p1p1);
+		ge64_p1p1_to_p3_adx(&s2, &p1p1);
+		assert_memory_equal(&s1, &s2, sizeof s1);
+		ge64_p2_dbl_generic(&r1, &p2);
+		ge64_p2_dbl_adx(&r2, &p2);
+		assert_memory_equal(&r1, &r2, sizeof r1);
+		ge64_madd_generic(&r1, &p3, &pre);
+		ge64_madd_adx(&r2, &p3, &pre);
+		assert_memory_equal(&r1, &r2, sizeof r1);
+		ge64_msub_generic(&r1, &p3, &pre);
+		ge64_msub_adx(&r2, &p3, &pre);
+		assert_memory_equal(&r1, &r2, sizeof r1);
+		ge64_add_generic(&r1, &p3, &cac);
+		ge64_add_adx(&r2, &p3, &cac);
+		assert_memory_equal(&r1, &r2, sizeof r1);
+		ge64_sub_generic(&r1, &p3, &cac);
+		ge64_sub_adx(&r2, &p3, &cac);
+		assert_memory_equal(&r1, &r2, sizeof r1);
+	}
+}
+
+/* ge64_double_scalarmult_vartime (C twins and assembly) against the
+ * radix-2^51 code of ge.c's formulas, on points a multiple of B and
+ * random 256-bit scalars (the encodings must agree). */
+static void test_ge64_double_scalarmult(void **state)
+{
+	(void)state;
+	const ge64_ops *adx = ge64_ops_asm();
+	assert_int_equal(adx != NULL, fe64_adx_capable());
+	for (int n = 0; n < 300; n++) {
+		uint8_t k[32], a[32], b[32], e1[32], e2[32], e3[32];
+		for (int i = 0; i < 32; i++) {
+			k[i] = (uint8_t)rnd();
+			a[i] = (uint8_t)rnd();
+			b[i] = (uint8_t)rnd();
+		}
+		k[31] &= 127;
+		if (n % 10 == 0)
+			memset(a, 0xff, 32);
+		if (n % 10 == 1)
+			memset(b, 0, 32);
+		ge_p3 A;
+		ge_p2 r1, r2, r3;
+		ge_scalarmult_base(&A, k);
+		/* the reference: the radix-2^51 code path of ge.c, forced by
+		 * computing a A + b B from its parts */
+		ge_p3 aA, bB, sum;
+		ge_p1p1 t;
+		ge_p3 acc;
+		ge_p3_0(&acc);
+		for (int bit = 255; bit >= 0; bit--) {
+			ge_p3_dbl(&t, &acc);
+			ge_p1p1_to_p3(&acc, &t);
+			if ((a[bit / 8] >> (bit % 8)) & 1)
+				ge_p3_add(&acc, &acc, &A);
+		}
+		aA = acc;
+		uint8_t bb[32];
+		memcpy(bb, b, 32);
+		bb[31] &= 127; /* ge_scalarmult_base takes b < 2^255 */
+		ge_scalarmult_base(&bB, bb);
+		if (b[31] & 128) { /* + 2^255 B */
+			uint8_t top[32] = { 0 };
+			ge_p3 hB;
+			top[31] = 64; /* 2^254 B, twice */
+			ge_scalarmult_base(&hB, top);
+			ge_p3_add(&bB, &bB, &hB);
+			ge_p3_add(&bB, &bB, &hB);
+		}
+		ge_p3_add(&sum, &aA, &bB);
+		ge_p3_tobytes(e1, &sum);
+
+		ge64_double_scalarmult_vartime(&r2, a, &A, b, &ge64_ops_generic);
+		ge_tobytes(e2, &r2);
+		assert_memory_equal(e1, e2, 32);
+		if (adx != NULL) {
+			ge64_double_scalarmult_vartime(&r3, a, &A, b, adx);
+			ge_tobytes(e3, &r3);
+			assert_memory_equal(e1, e3, 32);
+		}
+		(void)r1;
+	}
+}
+
 int main(void)
 {
 	const char *seed = getenv("SIGIL_TEST_SEED");
@@ -307,6 +423,8 @@ int main(void)
 		cmocka_unit_test(test_generic_vs_fe51),
 		cmocka_unit_test(test_ladder_step),
 		cmocka_unit_test(test_ladders),
+		cmocka_unit_test(test_ge64_routines),
+		cmocka_unit_test(test_ge64_double_scalarmult),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

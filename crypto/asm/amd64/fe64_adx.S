@@ -1300,4 +1300,3406 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	ret
 SIGIL_ENDFUNC(fe64_ladder_step_adx)
 
+	/* void ge64_p1p1_to_p2_adx(ge64_p2 *r, const ge64_p1p1 *p); r != p */
+SIGIL_FUNC(ge64_p1p1_to_p2_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+
+	/* ---- X = X T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- Y = Y Z ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 32]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 64]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 72]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 80]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 88]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 88]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 56]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 88]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- Z = Z T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 64]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 88]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_p1p1_to_p2_adx)
+
+	/* void ge64_p1p1_to_p3_adx(ge64_p3 *r, const ge64_p1p1 *p); r != p */
+SIGIL_FUNC(ge64_p1p1_to_p3_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+
+	/* ---- X = X T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- Y = Y Z ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 32]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 64]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 72]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 80]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 88]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 88]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 56]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 88]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- Z = Z T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 64]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 88]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	/* ---- T = X Y ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 32]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 40]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 48]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 56]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 32]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 40]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 48]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 56]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 32]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 40]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 48]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 56]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 32]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 40]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 48]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 56]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_p1p1_to_p3_adx)
+
+	/* void ge64_p2_dbl_adx(ge64_p1p1 *r, const ge64_p2 *p); r != p (a p3 is a p2) */
+SIGIL_FUNC(ge64_p2_dbl_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+	sub	rsp, 128                           /* temporaries */
+	.cfi_adjust_cfa_offset	128
+
+	/* ---- a = X^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rsi + 8]      /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rsi + 16]    /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rsi + 24]    /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rsi + 16]    /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 0], r8
+	mov	qword ptr [rsp + 8], r9
+	mov	qword ptr [rsp + 16], r10
+	mov	qword ptr [rsp + 24], r11
+
+	/* ---- b = Y^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rsi + 32]          /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rsi + 40]     /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rsi + 48]    /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rsi + 56]    /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rsi + 56]    /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 56]    /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rsi + 48]    /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rsi + 32]          /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rsi + 56]          /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 32], r8
+	mov	qword ptr [rsp + 40], r9
+	mov	qword ptr [rsp + 48], r10
+	mov	qword ptr [rsp + 56], r11
+
+	/* ---- c = Z^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rsi + 64]          /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rsi + 72]     /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rsi + 80]    /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rsi + 88]    /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rsi + 88]    /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rsi + 64]          /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rsi + 88]          /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 64], r8
+	mov	qword ptr [rsp + 72], r9
+	mov	qword ptr [rsp + 80], r10
+	mov	qword ptr [rsp + 88], r11
+
+	/* ---- c = 2 Z^2 ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 64]
+	mov	r9, qword ptr [rsp + 72]
+	mov	r10, qword ptr [rsp + 80]
+	mov	r11, qword ptr [rsp + 88]
+	add	r8, qword ptr [rsp + 64]
+	adc	r9, qword ptr [rsp + 72]
+	adc	r10, qword ptr [rsp + 80]
+	adc	r11, qword ptr [rsp + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 64], r8
+	mov	qword ptr [rsp + 72], r9
+	mov	qword ptr [rsp + 80], r10
+	mov	qword ptr [rsp + 88], r11
+
+	/* ---- xy = X + Y ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 0]
+	mov	r9, qword ptr [rsi + 8]
+	mov	r10, qword ptr [rsi + 16]
+	mov	r11, qword ptr [rsi + 24]
+	add	r8, qword ptr [rsi + 32]
+	adc	r9, qword ptr [rsi + 40]
+	adc	r10, qword ptr [rsi + 48]
+	adc	r11, qword ptr [rsi + 56]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 96], r8
+	mov	qword ptr [rsp + 104], r9
+	mov	qword ptr [rsp + 112], r10
+	mov	qword ptr [rsp + 120], r11
+
+	/* ---- xy = (X + Y)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rsp + 96]          /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rsp + 104]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rsp + 112]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rsp + 120]   /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rsp + 104]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rsp + 120]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rsp + 112]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsp + 120]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rsp + 104]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rsp + 112]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rsp + 96]          /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rsp + 104]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rsp + 112]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rsp + 120]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 96], r8
+	mov	qword ptr [rsp + 104], r9
+	mov	qword ptr [rsp + 112], r10
+	mov	qword ptr [rsp + 120], r11
+
+	/* ---- r.Y = b + a ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 32]
+	mov	r9, qword ptr [rsp + 40]
+	mov	r10, qword ptr [rsp + 48]
+	mov	r11, qword ptr [rsp + 56]
+	add	r8, qword ptr [rsp + 0]
+	adc	r9, qword ptr [rsp + 8]
+	adc	r10, qword ptr [rsp + 16]
+	adc	r11, qword ptr [rsp + 24]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- r.Z = b - a ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 32]
+	mov	r9, qword ptr [rsp + 40]
+	mov	r10, qword ptr [rsp + 48]
+	mov	r11, qword ptr [rsp + 56]
+	sub	r8, qword ptr [rsp + 0]
+	sbb	r9, qword ptr [rsp + 8]
+	sbb	r10, qword ptr [rsp + 16]
+	sbb	r11, qword ptr [rsp + 24]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	/* ---- r.X = (X + Y)^2 - (b + a) ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	sub	r8, qword ptr [rdi + 32]
+	sbb	r9, qword ptr [rdi + 40]
+	sbb	r10, qword ptr [rdi + 48]
+	sbb	r11, qword ptr [rdi + 56]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- r.T = 2 Z^2 - (b - a) ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 64]
+	mov	r9, qword ptr [rsp + 72]
+	mov	r10, qword ptr [rsp + 80]
+	mov	r11, qword ptr [rsp + 88]
+	sub	r8, qword ptr [rdi + 64]
+	sbb	r9, qword ptr [rdi + 72]
+	sbb	r10, qword ptr [rdi + 80]
+	sbb	r11, qword ptr [rdi + 88]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	add	rsp, 128
+	.cfi_adjust_cfa_offset	-128
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_p2_dbl_adx)
+
+	/* void ge64_madd_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q); r != p */
+SIGIL_FUNC(ge64_madd_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+	sub	rsp, 192                           /* temporaries */
+	.cfi_adjust_cfa_offset	192
+	mov	rcx, rdx                           /* q: rdx is MULX's implicit source */
+
+	/* ---- ypx = Y + X ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	add	r8, qword ptr [rsi + 0]
+	adc	r9, qword ptr [rsi + 8]
+	adc	r10, qword ptr [rsi + 16]
+	adc	r11, qword ptr [rsi + 24]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 0], r8
+	mov	qword ptr [rsp + 8], r9
+	mov	qword ptr [rsp + 16], r10
+	mov	qword ptr [rsp + 24], r11
+
+	/* ---- ymx = Y - X ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	sub	r8, qword ptr [rsi + 0]
+	sbb	r9, qword ptr [rsi + 8]
+	sbb	r10, qword ptr [rsi + 16]
+	sbb	r11, qword ptr [rsi + 24]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rsp + 32], r8
+	mov	qword ptr [rsp + 40], r9
+	mov	qword ptr [rsp + 48], r10
+	mov	qword ptr [rsp + 56], r11
+
+	/* ---- a = ymx q.yminusx ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 32]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 32]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 40]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 48]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 56]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 40]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 56]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 48]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 56]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 56]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 56]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 64], r8
+	mov	qword ptr [rsp + 72], r9
+	mov	qword ptr [rsp + 80], r10
+	mov	qword ptr [rsp + 88], r11
+
+	/* ---- b = ypx q.yplusx ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 0]       /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 8]     /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 16]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 24]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 24]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 24]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 24]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 96], r8
+	mov	qword ptr [rsp + 104], r9
+	mov	qword ptr [rsp + 112], r10
+	mov	qword ptr [rsp + 120], r11
+
+	/* ---- c = q.xy2d T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rcx + 64]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 72]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 80]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 88]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 128], r8
+	mov	qword ptr [rsp + 136], r9
+	mov	qword ptr [rsp + 144], r10
+	mov	qword ptr [rsp + 152], r11
+
+	/* ---- d = 2 Z ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 64]
+	mov	r9, qword ptr [rsi + 72]
+	mov	r10, qword ptr [rsi + 80]
+	mov	r11, qword ptr [rsi + 88]
+	add	r8, qword ptr [rsi + 64]
+	adc	r9, qword ptr [rsi + 72]
+	adc	r10, qword ptr [rsi + 80]
+	adc	r11, qword ptr [rsi + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 160], r8
+	mov	qword ptr [rsp + 168], r9
+	mov	qword ptr [rsp + 176], r10
+	mov	qword ptr [rsp + 184], r11
+
+	/* ---- r.X = b - a ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	sub	r8, qword ptr [rsp + 64]
+	sbb	r9, qword ptr [rsp + 72]
+	sbb	r10, qword ptr [rsp + 80]
+	sbb	r11, qword ptr [rsp + 88]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- r.Y = b + a ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	add	r8, qword ptr [rsp + 64]
+	adc	r9, qword ptr [rsp + 72]
+	adc	r10, qword ptr [rsp + 80]
+	adc	r11, qword ptr [rsp + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- r.Z = d + c ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	add	r8, qword ptr [rsp + 128]
+	adc	r9, qword ptr [rsp + 136]
+	adc	r10, qword ptr [rsp + 144]
+	adc	r11, qword ptr [rsp + 152]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	/* ---- r.T = d - c ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	sub	r8, qword ptr [rsp + 128]
+	sbb	r9, qword ptr [rsp + 136]
+	sbb	r10, qword ptr [rsp + 144]
+	sbb	r11, qword ptr [rsp + 152]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	add	rsp, 192
+	.cfi_adjust_cfa_offset	-192
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_madd_adx)
+
+	/* void ge64_msub_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q); r != p */
+SIGIL_FUNC(ge64_msub_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+	sub	rsp, 192                           /* temporaries */
+	.cfi_adjust_cfa_offset	192
+	mov	rcx, rdx                           /* q: rdx is MULX's implicit source */
+
+	/* ---- ypx = Y + X ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	add	r8, qword ptr [rsi + 0]
+	adc	r9, qword ptr [rsi + 8]
+	adc	r10, qword ptr [rsi + 16]
+	adc	r11, qword ptr [rsi + 24]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 0], r8
+	mov	qword ptr [rsp + 8], r9
+	mov	qword ptr [rsp + 16], r10
+	mov	qword ptr [rsp + 24], r11
+
+	/* ---- ymx = Y - X ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	sub	r8, qword ptr [rsi + 0]
+	sbb	r9, qword ptr [rsi + 8]
+	sbb	r10, qword ptr [rsi + 16]
+	sbb	r11, qword ptr [rsi + 24]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rsp + 32], r8
+	mov	qword ptr [rsp + 40], r9
+	mov	qword ptr [rsp + 48], r10
+	mov	qword ptr [rsp + 56], r11
+
+	/* ---- a = ymx q.yplusx ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 32]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 0]       /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 8]     /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 16]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 24]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 40]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 24]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 48]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 24]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 56]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 24]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 64], r8
+	mov	qword ptr [rsp + 72], r9
+	mov	qword ptr [rsp + 80], r10
+	mov	qword ptr [rsp + 88], r11
+
+	/* ---- b = ypx q.yminusx ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 32]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 40]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 48]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 56]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 56]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 56]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 56]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 96], r8
+	mov	qword ptr [rsp + 104], r9
+	mov	qword ptr [rsp + 112], r10
+	mov	qword ptr [rsp + 120], r11
+
+	/* ---- c = q.xy2d T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rcx + 64]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 72]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 80]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 88]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 128], r8
+	mov	qword ptr [rsp + 136], r9
+	mov	qword ptr [rsp + 144], r10
+	mov	qword ptr [rsp + 152], r11
+
+	/* ---- d = 2 Z ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 64]
+	mov	r9, qword ptr [rsi + 72]
+	mov	r10, qword ptr [rsi + 80]
+	mov	r11, qword ptr [rsi + 88]
+	add	r8, qword ptr [rsi + 64]
+	adc	r9, qword ptr [rsi + 72]
+	adc	r10, qword ptr [rsi + 80]
+	adc	r11, qword ptr [rsi + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 160], r8
+	mov	qword ptr [rsp + 168], r9
+	mov	qword ptr [rsp + 176], r10
+	mov	qword ptr [rsp + 184], r11
+
+	/* ---- r.X = b - a ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	sub	r8, qword ptr [rsp + 64]
+	sbb	r9, qword ptr [rsp + 72]
+	sbb	r10, qword ptr [rsp + 80]
+	sbb	r11, qword ptr [rsp + 88]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- r.Y = b + a ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	add	r8, qword ptr [rsp + 64]
+	adc	r9, qword ptr [rsp + 72]
+	adc	r10, qword ptr [rsp + 80]
+	adc	r11, qword ptr [rsp + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- r.Z = d - c ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	sub	r8, qword ptr [rsp + 128]
+	sbb	r9, qword ptr [rsp + 136]
+	sbb	r10, qword ptr [rsp + 144]
+	sbb	r11, qword ptr [rsp + 152]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	/* ---- r.T = d + c ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	add	r8, qword ptr [rsp + 128]
+	adc	r9, qword ptr [rsp + 136]
+	adc	r10, qword ptr [rsp + 144]
+	adc	r11, qword ptr [rsp + 152]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	add	rsp, 192
+	.cfi_adjust_cfa_offset	-192
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_msub_adx)
+
+	/* void ge64_add_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q); r != p */
+SIGIL_FUNC(ge64_add_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+	sub	rsp, 192                           /* temporaries */
+	.cfi_adjust_cfa_offset	192
+	mov	rcx, rdx                           /* q: rdx is MULX's implicit source */
+
+	/* ---- ypx = Y + X ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	add	r8, qword ptr [rsi + 0]
+	adc	r9, qword ptr [rsi + 8]
+	adc	r10, qword ptr [rsi + 16]
+	adc	r11, qword ptr [rsi + 24]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 0], r8
+	mov	qword ptr [rsp + 8], r9
+	mov	qword ptr [rsp + 16], r10
+	mov	qword ptr [rsp + 24], r11
+
+	/* ---- ymx = Y - X ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	sub	r8, qword ptr [rsi + 0]
+	sbb	r9, qword ptr [rsi + 8]
+	sbb	r10, qword ptr [rsi + 16]
+	sbb	r11, qword ptr [rsi + 24]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rsp + 32], r8
+	mov	qword ptr [rsp + 40], r9
+	mov	qword ptr [rsp + 48], r10
+	mov	qword ptr [rsp + 56], r11
+
+	/* ---- a = ymx q.YminusX ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 32]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 32]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 40]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 48]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 56]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 40]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 56]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 48]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 56]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 56]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 56]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 64], r8
+	mov	qword ptr [rsp + 72], r9
+	mov	qword ptr [rsp + 80], r10
+	mov	qword ptr [rsp + 88], r11
+
+	/* ---- b = ypx q.YplusX ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 0]       /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 8]     /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 16]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 24]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 24]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 24]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 24]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 96], r8
+	mov	qword ptr [rsp + 104], r9
+	mov	qword ptr [rsp + 112], r10
+	mov	qword ptr [rsp + 120], r11
+
+	/* ---- c = q.T2d T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rcx + 96]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 104]         /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 112]         /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 120]         /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 128], r8
+	mov	qword ptr [rsp + 136], r9
+	mov	qword ptr [rsp + 144], r10
+	mov	qword ptr [rsp + 152], r11
+
+	/* ---- d = q.Z Z ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rcx + 64]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 64]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 72]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 80]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 88]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 72]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 88]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 80]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 88]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 88]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 160], r8
+	mov	qword ptr [rsp + 168], r9
+	mov	qword ptr [rsp + 176], r10
+	mov	qword ptr [rsp + 184], r11
+
+	/* ---- d = 2 q.Z Z ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	add	r8, qword ptr [rsp + 160]
+	adc	r9, qword ptr [rsp + 168]
+	adc	r10, qword ptr [rsp + 176]
+	adc	r11, qword ptr [rsp + 184]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 160], r8
+	mov	qword ptr [rsp + 168], r9
+	mov	qword ptr [rsp + 176], r10
+	mov	qword ptr [rsp + 184], r11
+
+	/* ---- r.X = b - a ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	sub	r8, qword ptr [rsp + 64]
+	sbb	r9, qword ptr [rsp + 72]
+	sbb	r10, qword ptr [rsp + 80]
+	sbb	r11, qword ptr [rsp + 88]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- r.Y = b + a ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	add	r8, qword ptr [rsp + 64]
+	adc	r9, qword ptr [rsp + 72]
+	adc	r10, qword ptr [rsp + 80]
+	adc	r11, qword ptr [rsp + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- r.Z = d + c ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	add	r8, qword ptr [rsp + 128]
+	adc	r9, qword ptr [rsp + 136]
+	adc	r10, qword ptr [rsp + 144]
+	adc	r11, qword ptr [rsp + 152]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	/* ---- r.T = d - c ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	sub	r8, qword ptr [rsp + 128]
+	sbb	r9, qword ptr [rsp + 136]
+	sbb	r10, qword ptr [rsp + 144]
+	sbb	r11, qword ptr [rsp + 152]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	add	rsp, 192
+	.cfi_adjust_cfa_offset	-192
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_add_adx)
+
+	/* void ge64_sub_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q); r != p */
+SIGIL_FUNC(ge64_sub_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+	sub	rsp, 192                           /* temporaries */
+	.cfi_adjust_cfa_offset	192
+	mov	rcx, rdx                           /* q: rdx is MULX's implicit source */
+
+	/* ---- ypx = Y + X ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	add	r8, qword ptr [rsi + 0]
+	adc	r9, qword ptr [rsi + 8]
+	adc	r10, qword ptr [rsi + 16]
+	adc	r11, qword ptr [rsi + 24]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 0], r8
+	mov	qword ptr [rsp + 8], r9
+	mov	qword ptr [rsp + 16], r10
+	mov	qword ptr [rsp + 24], r11
+
+	/* ---- ymx = Y - X ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsi + 32]
+	mov	r9, qword ptr [rsi + 40]
+	mov	r10, qword ptr [rsi + 48]
+	mov	r11, qword ptr [rsi + 56]
+	sub	r8, qword ptr [rsi + 0]
+	sbb	r9, qword ptr [rsi + 8]
+	sbb	r10, qword ptr [rsi + 16]
+	sbb	r11, qword ptr [rsi + 24]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rsp + 32], r8
+	mov	qword ptr [rsp + 40], r9
+	mov	qword ptr [rsp + 48], r10
+	mov	qword ptr [rsp + 56], r11
+
+	/* ---- a = ymx q.YplusX ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 32]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 0]       /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 8]     /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 16]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 24]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 40]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 24]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 48]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 24]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 56]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 24]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 64], r8
+	mov	qword ptr [rsp + 72], r9
+	mov	qword ptr [rsp + 80], r10
+	mov	qword ptr [rsp + 88], r11
+
+	/* ---- b = ypx q.YminusX ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 0]           /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rcx + 32]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rcx + 40]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rcx + 48]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rcx + 56]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 8]           /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rcx + 56]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 16]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rcx + 56]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 24]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rcx + 56]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 96], r8
+	mov	qword ptr [rsp + 104], r9
+	mov	qword ptr [rsp + 112], r10
+	mov	qword ptr [rsp + 120], r11
+
+	/* ---- c = q.T2d T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rcx + 96]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 96]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 104]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 120]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 104]         /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 112]         /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 120]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 120]         /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 96]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 104]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 112]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 128], r8
+	mov	qword ptr [rsp + 136], r9
+	mov	qword ptr [rsp + 144], r10
+	mov	qword ptr [rsp + 152], r11
+
+	/* ---- d = q.Z Z ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rcx + 64]          /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsi + 64]      /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsi + 72]    /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsi + 80]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsi + 88]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 72]          /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsi + 88]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 80]          /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rcx + 88]          /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsi + 64]    /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 72]    /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsi + 88]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rsp + 160], r8
+	mov	qword ptr [rsp + 168], r9
+	mov	qword ptr [rsp + 176], r10
+	mov	qword ptr [rsp + 184], r11
+
+	/* ---- d = 2 q.Z Z ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	add	r8, qword ptr [rsp + 160]
+	adc	r9, qword ptr [rsp + 168]
+	adc	r10, qword ptr [rsp + 176]
+	adc	r11, qword ptr [rsp + 184]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rsp + 160], r8
+	mov	qword ptr [rsp + 168], r9
+	mov	qword ptr [rsp + 176], r10
+	mov	qword ptr [rsp + 184], r11
+
+	/* ---- r.X = b - a ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	sub	r8, qword ptr [rsp + 64]
+	sbb	r9, qword ptr [rsp + 72]
+	sbb	r10, qword ptr [rsp + 80]
+	sbb	r11, qword ptr [rsp + 88]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+
+	/* ---- r.Y = b + a ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 96]
+	mov	r9, qword ptr [rsp + 104]
+	mov	r10, qword ptr [rsp + 112]
+	mov	r11, qword ptr [rsp + 120]
+	add	r8, qword ptr [rsp + 64]
+	adc	r9, qword ptr [rsp + 72]
+	adc	r10, qword ptr [rsp + 80]
+	adc	r11, qword ptr [rsp + 88]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 56], r11
+
+	/* ---- r.Z = d - c ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	sub	r8, qword ptr [rsp + 128]
+	sbb	r9, qword ptr [rsp + 136]
+	sbb	r10, qword ptr [rsp + 144]
+	sbb	r11, qword ptr [rsp + 152]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+
+	/* ---- r.T = d + c ---- */
+	/* (s, c) = f + g, 257 bits */
+	mov	r8, qword ptr [rsp + 160]
+	mov	r9, qword ptr [rsp + 168]
+	mov	r10, qword ptr [rsp + 176]
+	mov	r11, qword ptr [rsp + 184]
+	add	r8, qword ptr [rsp + 128]
+	adc	r9, qword ptr [rsp + 136]
+	adc	r10, qword ptr [rsp + 144]
+	adc	r11, qword ptr [rsp + 152]
+	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	sbb	rax, rax                           /* rax = -c */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	add	rsp, 192
+	.cfi_adjust_cfa_offset	-192
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(ge64_sub_adx)
+
 SIGIL_ASM_NOTES

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "fe64.h"
+#include "ge64.h"
 
 static const fe64_ops fe64_ops_adx = {
 	.mul = fe64_mul_adx,
@@ -33,4 +34,20 @@ int fe64_adx_capable(void)
 const fe64_ops *fe64_ops_asm_probe(void)
 {
 	return fe64_adx_capable() ? &fe64_ops_adx : NULL;
+}
+
+static const ge64_ops ge64_ops_adx = {
+	.p1p1_to_p2 = ge64_p1p1_to_p2_adx,
+	.p1p1_to_p3 = ge64_p1p1_to_p3_adx,
+	.p2_dbl = ge64_p2_dbl_adx,
+	.madd = ge64_madd_adx,
+	.msub = ge64_msub_adx,
+	.add = ge64_add_adx,
+	.sub = ge64_sub_adx,
+	.fe = &fe64_ops_adx,
+};
+
+const ge64_ops *ge64_ops_asm_probe(void)
+{
+	return fe64_adx_capable() ? &ge64_ops_adx : NULL;
 }

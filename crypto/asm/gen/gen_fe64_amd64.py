@@ -325,11 +325,119 @@ def gen_ladder_step(o):
     epilogue(o, name)
 
 
+# Edwards points on fe64 (crypto/ge64.h): each structure is a run of fe64
+# fields of 32 bytes: p1p1 and p3 (X, Y, Z, T), p2 (X, Y, Z), precomp
+# (yplusx, yminusx, xy2d), cached (YplusX, YminusX, Z, T2d). The formulas
+# are those of crypto/ge.c (ref10), op for op; ge64.c's C twins follow the
+# same sequence. Pointer arguments: rdi = r, rsi = p, rdx = q (moved to
+# rcx); temporaries on the stack (rsp + 32 i).
+GE_FIELDS = {
+    "p1p1": ["X", "Y", "Z", "T"], "p3": ["X", "Y", "Z", "T"], "p2": ["X", "Y", "Z"],
+    "precomp": ["yplusx", "yminusx", "xy2d"], "cached": ["YplusX", "YminusX", "Z", "T2d"],
+}
+BODIES = {"add": add_body, "sub": sub_body, "mul": mul_body, "sq": sq_body}
+
+
+def gen_ge(o, name, proto, args, temps, prog):
+    """args: [(reg, struct name, prefix)], temps: names of stack fe64s,
+    prog: [(comment, op, dst, src...)] with operands "prefix.field" or a temp."""
+    o.note(proto)
+    prologue(o, name)
+    frame = 32 * len(temps)
+    if frame:
+        o.ins("sub", "rsp, %d" % frame, comment="temporaries")
+        o.ins(".cfi_adjust_cfa_offset", str(frame))
+    if any(reg == "rcx" for reg, _, _ in args):
+        o.ins("mov", "rcx, rdx", comment="q: rdx is MULX's implicit source")
+    ops = {}
+    for reg, struct, prefix in args:
+        for i, field in enumerate(GE_FIELDS[struct]):
+            ops[prefix + "." + field] = arg(reg, 32 * i)
+    for i, t in enumerate(temps):
+        ops[t] = arg("rsp", 32 * i)
+    for comment, op, dst, *src in prog:
+        o.blank()
+        o.note("---- " + comment + " ----")
+        BODIES[op](o, ops[dst], *[ops[x] for x in src])
+    o.blank()
+    if frame:
+        o.ins("add", "rsp, %d" % frame)
+        o.ins(".cfi_adjust_cfa_offset", str(-frame))
+    epilogue(o, name)
+
+
+def gen_ge_all(o):
+    gen_ge(o, "ge64_p1p1_to_p2_adx",
+           "void ge64_p1p1_to_p2_adx(ge64_p2 *r, const ge64_p1p1 *p); r != p",
+           [("rdi", "p2", "r"), ("rsi", "p1p1", "p")], [],
+           [("X = X T", "mul", "r.X", "p.X", "p.T"),
+            ("Y = Y Z", "mul", "r.Y", "p.Y", "p.Z"),
+            ("Z = Z T", "mul", "r.Z", "p.Z", "p.T")])
+    gen_ge(o, "ge64_p1p1_to_p3_adx",
+           "void ge64_p1p1_to_p3_adx(ge64_p3 *r, const ge64_p1p1 *p); r != p",
+           [("rdi", "p3", "r"), ("rsi", "p1p1", "p")], [],
+           [("X = X T", "mul", "r.X", "p.X", "p.T"),
+            ("Y = Y Z", "mul", "r.Y", "p.Y", "p.Z"),
+            ("Z = Z T", "mul", "r.Z", "p.Z", "p.T"),
+            ("T = X Y", "mul", "r.T", "p.X", "p.Y")])
+    gen_ge(o, "ge64_p2_dbl_adx",
+           "void ge64_p2_dbl_adx(ge64_p1p1 *r, const ge64_p2 *p); r != p (a p3 is a p2)",
+           [("rdi", "p1p1", "r"), ("rsi", "p2", "p")], ["a", "b", "c", "xy"],
+           [("a = X^2", "sq", "a", "p.X"),
+            ("b = Y^2", "sq", "b", "p.Y"),
+            ("c = Z^2", "sq", "c", "p.Z"),
+            ("c = 2 Z^2", "add", "c", "c", "c"),
+            ("xy = X + Y", "add", "xy", "p.X", "p.Y"),
+            ("xy = (X + Y)^2", "sq", "xy", "xy"),
+            ("r.Y = b + a", "add", "r.Y", "b", "a"),
+            ("r.Z = b - a", "sub", "r.Z", "b", "a"),
+            ("r.X = (X + Y)^2 - (b + a)", "sub", "r.X", "xy", "r.Y"),
+            ("r.T = 2 Z^2 - (b - a)", "sub", "r.T", "c", "r.Z")])
+    for sign in ("add", "sub"):
+        m1, m2 = ("yminusx", "yplusx") if sign == "add" else ("yplusx", "yminusx")
+        zop, top = ("add", "sub") if sign == "add" else ("sub", "add")
+        gen_ge(o, "ge64_m%s_adx" % sign,
+               "void ge64_m%s_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q); "
+               "r != p" % sign,
+               [("rdi", "p1p1", "r"), ("rsi", "p3", "p"), ("rcx", "precomp", "q")],
+               ["ypx", "ymx", "a", "b", "c", "d"],
+               [("ypx = Y + X", "add", "ypx", "p.Y", "p.X"),
+                ("ymx = Y - X", "sub", "ymx", "p.Y", "p.X"),
+                ("a = ymx q.%s" % m1, "mul", "a", "ymx", "q." + m1),
+                ("b = ypx q.%s" % m2, "mul", "b", "ypx", "q." + m2),
+                ("c = q.xy2d T", "mul", "c", "q.xy2d", "p.T"),
+                ("d = 2 Z", "add", "d", "p.Z", "p.Z"),
+                ("r.X = b - a", "sub", "r.X", "b", "a"),
+                ("r.Y = b + a", "add", "r.Y", "b", "a"),
+                ("r.Z = d %s c" % ("+" if zop == "add" else "-"), zop, "r.Z", "d", "c"),
+                ("r.T = d %s c" % ("+" if top == "add" else "-"), top, "r.T", "d", "c")])
+    for sign in ("add", "sub"):
+        m1, m2 = ("YminusX", "YplusX") if sign == "add" else ("YplusX", "YminusX")
+        zop, top = ("add", "sub") if sign == "add" else ("sub", "add")
+        gen_ge(o, "ge64_%s_adx" % sign,
+               "void ge64_%s_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q); "
+               "r != p" % sign,
+               [("rdi", "p1p1", "r"), ("rsi", "p3", "p"), ("rcx", "cached", "q")],
+               ["ypx", "ymx", "a", "b", "c", "d"],
+               [("ypx = Y + X", "add", "ypx", "p.Y", "p.X"),
+                ("ymx = Y - X", "sub", "ymx", "p.Y", "p.X"),
+                ("a = ymx q.%s" % m1, "mul", "a", "ymx", "q." + m1),
+                ("b = ypx q.%s" % m2, "mul", "b", "ypx", "q." + m2),
+                ("c = q.T2d T", "mul", "c", "q.T2d", "p.T"),
+                ("d = q.Z Z", "mul", "d", "q.Z", "p.Z"),
+                ("d = 2 q.Z Z", "add", "d", "d", "d"),
+                ("r.X = b - a", "sub", "r.X", "b", "a"),
+                ("r.Y = b + a", "add", "r.Y", "b", "a"),
+                ("r.Z = d %s c" % ("+" if zop == "add" else "-"), zop, "r.Z", "d", "c"),
+                ("r.T = d %s c" % ("+" if top == "add" else "-"), top, "r.T", "d", "c")])
+
+
 def generate():
     o = Out()
     gen_mul(o)
     gen_sq(o)
     gen_ladder_step(o)
+    gen_ge_all(o)
     return HEADER + "\n" + "\n".join(o.lines) + "\nSIGIL_ASM_NOTES\n"
 
 

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ge64.c - the C twins of the ge64 assembly, and the variable-base double
+ * scalar multiplication of verification on fe64 points (ge64.h). The point
+ * formulas are those of ge.c (ref10), step for step, in the order of the
+ * generator (crypto/asm/gen/gen_fe64_amd64.py, gen_ge_all), so that the
+ * twins give the same limbs.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "fe.h"
+#include "fe64.h"
+#include "ge.h"
+#include "ge64.h"
+#include "ge64_table.h"
+
+#define MUL fe64_mul_generic
+#define SQ fe64_sq_generic
+
+void ge64_p1p1_to_p2_generic(ge64_p2 *r, const ge64_p1p1 *p)
+{
+	MUL(r->X.v, p->X.v, p->T.v);
+	MUL(r->Y.v, p->Y.v, p->Z.v);
+	MUL(r->Z.v, p->Z.v, p->T.v);
+}
+
+void ge64_p1p1_to_p3_generic(ge64_p3 *r, const ge64_p1p1 *p)
+{
+	MUL(r->X.v, p->X.v, p->T.v);
+	MUL(r->Y.v, p->Y.v, p->Z.v);
+	MUL(r->Z.v, p->Z.v, p->T.v);
+	MUL(r->T.v, p->X.v, p->Y.v);
+}
+
+void ge64_p2_dbl_generic(ge64_p1p1 *r, const ge64_p2 *p)
+{
+	fe64 a, b, c, xy;
+	SQ(a.v, p->X.v);            /* a = X^2 */
+	SQ(b.v, p->Y.v);            /* b = Y^2 */
+	SQ(c.v, p->Z.v);
+	fe64_add(&c, &c, &c);       /* c = 2 Z^2 */
+	fe64_add(&xy, &p->X, &p->Y);
+	SQ(xy.v, xy.v);             /* (X + Y)^2 */
+	fe64_add(&r->Y, &b, &a);    /* b + a */
+	fe64_sub(&r->Z, &b, &a);    /* b - a */
+	fe64_sub(&r->X, &xy, &r->Y);
+	fe64_sub(&r->T, &c, &r->Z);
+}
+
+/* (r.X, r.Y, r.Z, r.T) = (b - a, b + a, d +- c, d -+ c) */
+static inline void ge64_finish(ge64_p1p1 *r, const fe64 *a, const fe64 *b, const fe64 *c,
+                               const fe64 *d, int minus)
+{
+	fe64_sub(&r->X, b, a);
+	fe64_add(&r->Y, b, a);
+	if (minus) { /* a constant of the caller */
+		fe64_sub(&r->Z, d, c);
+		fe64_add(&r->T, d, c);
+	} else {
+		fe64_add(&r->Z, d, c);
+		fe64_sub(&r->T, d, c);
+	}
+}
+
+static inline void ge64_madd_any(ge64_p1p1 *r, const ge64_p3 *p, const fe64 *m1, const fe64 *m2,
+                                 const fe64 *xy2d, int minus)
+{
+	fe64 ypx, ymx, a, b, c, d;
+	fe64_add(&ypx, &p->Y, &p->X);
+	fe64_sub(&ymx, &p->Y, &p->X);
+	MUL(a.v, ymx.v, m1->v);
+	MUL(b.v, ypx.v, m2->v);
+	MUL(c.v, xy2d->v, p->T.v);
+	fe64_add(&d, &p->Z, &p->Z);
+	ge64_finish(r, &a, &b, &c, &d, minus);
+}
+
+void ge64_madd_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q)
+{
+	ge64_madd_any(r, p, &q->yminusx, &q->yplusx, &q->xy2d, 0);
+}
+
+void ge64_msub_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q)
+{
+	ge64_madd_any(r, p, &q->yplusx, &q->yminusx, &q->xy2d, 1);
+}
+
+static inline void ge64_add_any(ge64_p1p1 *r, const ge64_p3 *p, const fe64 *m1, const fe64 *m2,
+                                const ge64_cached *q, int minus)
+{
+	fe64 ypx, ymx, a, b, c, d;
+	fe64_add(&ypx, &p->Y, &p->X);
+	fe64_sub(&ymx, &p->Y, &p->X);
+	MUL(a.v, ymx.v, m1->v);
+	MUL(b.v, ypx.v, m2->v);
+	MUL(c.v, q->T2d.v, p->T.v);
+	MUL(d.v, q->Z.v, p->Z.v);
+	fe64_add(&d, &d, &d);
+	ge64_finish(r, &a, &b, &c, &d, minus);
+}
+
+void ge64_add_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q)
+{
+	ge64_add_any(r, p, &q->YminusX, &q->YplusX, q, 0);
+}
+
+void ge64_sub_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q)
+{
+	ge64_add_any(r, p, &q->YplusX, &q->YminusX, q, 1);
+}
+
+const ge64_ops ge64_ops_generic = {
+	.p1p1_to_p2 = ge64_p1p1_to_p2_generic,
+	.p1p1_to_p3 = ge64_p1p1_to_p3_generic,
+	.p2_dbl = ge64_p2_dbl_generic,
+	.madd = ge64_madd_generic,
+	.msub = ge64_msub_generic,
+	.add = ge64_add_generic,
+	.sub = ge64_sub_generic,
+	.fe = &fe64_ops_generic,
+};
+
+static void fe_to_fe64(fe64 *r, const fe *f)
+{
+	uint8_t s[32];
+	fe_tobytes(s, f);
+	fe64_frombytes(r, s);
+}
+
+static void fe64_to_fe(fe *r, const fe64 *f)
+{
+	uint8_t s[32];
+	fe64_tobytes(s, f);
+	fe_frombytes(r, s);
+}
+
+/* 2d in radix 2^64 (ge_d2 of ge.c). */
+static void ge64_d2(fe64 *r)
+{
+	fe_to_fe64(r, &ge_d2);
+}
+
+static void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
+{
+	fe64_add(&r->YplusX, &p->Y, &p->X);
+	fe64_sub(&r->YminusX, &p->Y, &p->X);
+	r->Z = p->Z;
+	ops->fe->mul(r->T2d.v, p->T.v, d2->v);
+}
+
+/* The width-w NAF of ge.c (public scalars). */
+static void wnaf64_vartime(signed char naf[257], const uint8_t a[32], int w)
+{
+	uint64_t k[5] = { 0 };
+	for (int i = 0; i < 32; i++)
+		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
+	memset(naf, 0, 257);
+	for (int i = 0; i < 257; i++) {
+		if (k[0] & 1) {
+			int d = (int)(k[0] & ((1u << w) - 1));
+			if (d >= (1 << (w - 1)))
+				d -= 1 << w;
+			naf[i] = (signed char)d;
+			if (d > 0) {
+				uint64_t borrow = (uint64_t)d;
+				for (int j = 0; j < 5 && borrow; j++) {
+					uint64_t old = k[j];
+					k[j] = old - borrow;
+					borrow = old < borrow;
+				}
+			} else {
+				uint64_t c = (uint64_t)(-d);
+				for (int j = 0; j < 5 && c; j++) {
+					k[j] += c;
+					c = k[j] < c;
+				}
+			}
+		}
+		for (int j = 0; j < 4; j++)
+			k[j] = (k[j] >> 1) | (k[j + 1] << 63);
+		k[4] >>= 1;
+	}
+}
+
+void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
+                                    const uint8_t b[32], const ge64_ops *ops)
+{
+	signed char anaf[257], bnaf[257];
+	ge64_cached ai[8];
+	ge64_p1p1 t;
+	ge64_p3 u, a1, a2;
+	ge64_p2 acc;
+	fe64 d2;
+	int i;
+
+	wnaf64_vartime(anaf, a, 5);
+	wnaf64_vartime(bnaf, b, 8);
+
+	/* ai[j] = (2j + 1) A */
+	ge64_d2(&d2);
+	fe_to_fe64(&a1.X, &A->X);
+	fe_to_fe64(&a1.Y, &A->Y);
+	fe_to_fe64(&a1.Z, &A->Z);
+	fe_to_fe64(&a1.T, &A->T);
+	ge64_p2 a1p2 = { a1.X, a1.Y, a1.Z };
+	ops->p2_dbl(&t, &a1p2);
+	ops->p1p1_to_p3(&a2, &t);
+	ge64_p3_to_cached(&ai[0], &a1, &d2, ops);
+	{
+		ge64_cached c2;
+		ge64_p3_to_cached(&c2, &a2, &d2, ops);
+		for (int j = 1; j < 8; j++) {
+			ops->add(&t, &a1, &c2);
+			ops->p1p1_to_p3(&a1, &t);
+			ge64_p3_to_cached(&ai[j], &a1, &d2, ops);
+		}
+	}
+
+	memset(&acc, 0, sizeof acc); /* the identity (0 : 1 : 1) */
+	acc.Y.v[0] = 1;
+	acc.Z.v[0] = 1;
+	for (i = 256; i >= 0; i--)
+		if (anaf[i] || bnaf[i])
+			break;
+
+	for (; i >= 0; i--) {
+		ops->p2_dbl(&t, &acc);
+		if (anaf[i] > 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->add(&t, &u, &ai[anaf[i] / 2]);
+		} else if (anaf[i] < 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->sub(&t, &u, &ai[(-anaf[i]) / 2]);
+		}
+		if (bnaf[i] > 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->madd(&t, &u, &ge64_bi8[bnaf[i] / 2]);
+		} else if (bnaf[i] < 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->msub(&t, &u, &ge64_bi8[(-bnaf[i]) / 2]);
+		}
+		ops->p1p1_to_p2(&acc, &t);
+	}
+	fe64_to_fe(&r->X, &acc.X);
+	fe64_to_fe(&r->Y, &acc.Y);
+	fe64_to_fe(&r->Z, &acc.Z);
+}
