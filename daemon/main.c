@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include "agent.h"
 #include "config.h"
 #include "keystore.h"
 #include "log.h"
@@ -38,6 +39,8 @@ static void usage(FILE *f)
 	        "requests (msgpack-rpc) on a Unix socket.\n"
 	        "\n"
 	        "  --socket PATH            listening socket (default below)\n"
+	        "  --ssh-agent-socket PATH  ssh-agent protocol socket (default: ssh-agent.sock\n"
+	        "                           next to the socket; \"none\" turns it off)\n"
 	        "  --state-dir DIR          key storage directory (default below)\n"
 	        "  --config FILE            configuration file (key = value; see sigil.conf.example)\n"
 	        "  --workers N              worker threads (default: config 'workers', else CPUs)\n"
@@ -162,10 +165,11 @@ static int daemonize(int *notify_fdp, int *exitp)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SOCKET = 256, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
+	enum { OPT_SOCKET = 256, OPT_AGENT_SOCKET, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
 	       OPT_VERBOSE, OPT_HELP, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "ssh-agent-socket", required_argument, NULL, OPT_AGENT_SOCKET },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -177,6 +181,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	_cleanup_free_ char *socket_path = NULL;
+	_cleanup_free_ char *agent_path = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_free_ char *config_path = NULL;
 	bool foreground = false, allow_unlocked = false;
@@ -190,6 +195,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_SOCKET: free(socket_path); socket_path = strdup(optarg); break;
+		case OPT_AGENT_SOCKET: free(agent_path); agent_path = strdup(optarg); break;
 		case OPT_STATE: free(state_dir); state_dir = strdup(optarg); break;
 		case OPT_CONFIG: free(config_path); config_path = strdup(optarg); break;
 		case OPT_WORKERS: {
@@ -301,6 +307,30 @@ int main(int argc, char **argv)
 		server_deinit(&server);
 		return 1;
 	}
+	/* the ssh-agent socket (docs/ssh-agent.md): an explicit path must
+	 * work; the default one is skipped with a warning if it is taken */
+	if (!agent_path || strcmp(agent_path, "none") != 0) {
+		bool explicit_path = agent_path != NULL;
+
+		if (!agent_path) {
+			const char *slash = strrchr(socket_path, '/');
+
+			if (asprintf(&agent_path, "%.*s%s", slash ? (int)(slash - socket_path + 1) : 0, socket_path,
+			             "ssh-agent.sock") < 0)
+				agent_path = NULL;
+		}
+		r = agent_path ? agent_listen(&server, agent_path) : -ENOMEM;
+		if (r && explicit_path) {
+			if (r < 0)
+				log_err("cannot listen on %s: %s", agent_path, strerror(-r));
+			server_deinit(&server);
+			return 1;
+		}
+		if (r)
+			log_warn("no ssh-agent socket: %s is unusable", agent_path ? agent_path : "(out of memory)");
+		else
+			log_info("ssh-agent socket on %s", agent_path);
+	}
 	log_info("sigild %s listening on %s, state in %s, %zu keys, %u workers, crypto %s", SIGIL_VERSION,
 	         server.socket_activated ? "(systemd socket)" : socket_path, state_dir,
 	         keystore_count(&server.keystore), workers, sigil_crypto_impl());
@@ -314,6 +344,8 @@ int main(int argc, char **argv)
 	uv_run(server.loop, UV_RUN_DEFAULT);
 
 	server_deinit(&server);
+	agent_free(server.agent);
+	server.agent = NULL;
 	r = uv_loop_close(server.loop);
 	if (r < 0)
 		log_debug("loop closed with handles open: %s", uv_strerror(r));

@@ -18,6 +18,7 @@
 
 #include <sigil/crypto.h>
 
+#include "agent.h"
 #include "log.h"
 #include "secmem.h"
 #include "server.h"
@@ -67,7 +68,7 @@ static bool gid_allowed(const Server *s, gid_t gid)
  * whose supplementary groups (SO_PEERGROUPS, as of connect()) is in
  * allow_gids.
  */
-static bool peer_allowed(const Server *s, int fd, const struct ucred *cred)
+bool server_peer_allowed(const Server *s, int fd, const struct ucred *cred)
 {
 	gid_t groups[256];
 	socklen_t len = sizeof(groups);
@@ -123,7 +124,7 @@ static void server_on_connection(uv_stream_t *listener, int status)
 	}
 	c->uid = cred.uid;
 	c->pid = cred.pid;
-	if (!peer_allowed(s, fd, &cred)) {
+	if (!server_peer_allowed(s, fd, &cred)) {
 		char link[64], exe[PATH_MAX];
 		ssize_t n;
 
@@ -347,6 +348,7 @@ static void server_close_all(Server *s)
 	s->closing_all = true;
 	while (s->conns)
 		conn_close(s->conns);
+	agent_close(s->agent);
 	if (s->listening) {
 		close_handle((uv_handle_t *)&s->listener);
 		s->listening = false;

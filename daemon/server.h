@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -23,6 +24,7 @@
 typedef struct Server Server;
 typedef struct Conn Conn;
 typedef struct Request Request;
+struct Agent;
 
 /* request bytes on the worker pool: a connection takes no new frame while
  * its own exceed max_request_size, nor while the server's exceed
@@ -92,6 +94,7 @@ struct Server {
 	bool listening;
 	bool socket_activated;
 	char *socket_path;     /* unlinked at exit when we created it */
+	struct Agent *agent;   /* the ssh-agent socket (agent.c), or NULL */
 	char status_line[256];
 };
 
@@ -104,6 +107,8 @@ void server_deinit(Server *s);
 void server_conn_gone(Server *s, Conn *c);
 void server_maybe_finish(Server *s);
 void server_notify_status(Server *s);
+/* the peer rule of both sockets: root, our uid, allow_uids, allow_gids */
+bool server_peer_allowed(const Server *s, int fd, const struct ucred *cred);
 
 enum {
 	_SERVER_E_SUCCESS,

@@ -1,0 +1,1054 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent.c - the ssh-agent socket: connections, framing, dispatch of
+ * agent requests onto sigil's keystore, lifetimes and session binds
+ *
+ * Framing as OpenSSH: uint32 length, then the message; more than
+ * AGENT_MAX_MSG bytes closes the connection. A connection has at most one
+ * request in progress (a sign or an add on the worker pool); reading stops
+ * meanwhile, so answers leave in request order. Anything not understood
+ * gets SSH_AGENT_FAILURE and the connection lives on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <sigil/crypto.h>
+
+#include "agent-msg.h"
+#include "agent.h"
+#include "log.h"
+
+#define AGENT_MAX_BINDS 16 /* session-bind@openssh.com per connection, as OpenSSH */
+
+typedef struct AgentConn AgentConn;
+typedef struct AgentTimer AgentTimer;
+
+struct AgentTimer {
+	uv_timer_t timer;
+	Agent *agent;
+	AgentTimer *next;
+	char label[PROTO_LABEL_MAX + 1];
+	uint8_t pk[32];
+};
+
+typedef struct AgentBind {
+	uint8_t hostkey[32];
+	bool forwarding;
+} AgentBind;
+
+struct AgentConn {
+	uv_pipe_t pipe;
+	Agent *agent;
+	AgentConn *prev, *next;
+	uint8_t *in;          /* bytes read, not yet handled (wiped as consumed) */
+	size_t in_len, in_cap;
+	unsigned n_refs;      /* the pipe + the job in flight */
+	bool busy;            /* a job is on the worker pool */
+	bool reading;
+	bool closing;
+	uid_t uid;
+	pid_t pid;
+	AgentBind binds[AGENT_MAX_BINDS];
+	size_t n_binds;
+};
+
+struct Agent {
+	Server *server;
+	uv_pipe_t listener;
+	bool listening;
+	bool closed;
+	char *path;
+	AgentConn *conns;
+	unsigned n_conns;
+	AgentTimer *timers;
+	bool has_lock;        /* the agent's LOCK set server->locked with this passphrase */
+	uint8_t lock_salt[16];
+	uint8_t lock_hash[32];
+};
+
+typedef enum JobKind { JOB_SIGN, JOB_ADD } JobKind;
+
+typedef struct AgentJob {
+	uv_work_t work;
+	AgentConn *conn;
+	JobKind kind;
+	Key *key;
+	uint8_t *msg;          /* sign: the data to sign */
+	size_t msg_len;
+	uint8_t sig[64];
+	uint8_t seed[32];      /* add: the seed (wiped) */
+	uint8_t pk[32];        /* add: the claimed public key */
+	uint32_t lifetime;     /* add: seconds, 0 = none */
+	int r;
+} AgentJob;
+
+static uint8_t agent_read_buf[64 * 1024];
+
+static void agent_conn_process(AgentConn *c);
+
+/* ---- replies ------------------------------------------------------------ */
+
+typedef struct AgentWrite {
+	uv_write_t req;
+	uint8_t *data;
+	size_t len;
+} AgentWrite;
+
+static void agent_conn_close(AgentConn *c);
+
+static void agent_on_write(uv_write_t *req, int status)
+{
+	AgentWrite *w = (AgentWrite *)req;
+	AgentConn *c = req->handle->data;
+
+	sigil_wipe(w->data, w->len);
+	free(w->data);
+	free(w);
+	if (status < 0 && !c->closing)
+		agent_conn_close(c);
+}
+
+/* send o's bytes as one framed message (o is consumed) */
+static void agent_send(AgentConn *c, AgentOut *o)
+{
+	AgentWrite *w;
+	uv_buf_t buf;
+	size_t n = o->len;
+
+	if (c->closing || o->oom) {
+		if (o->oom && !c->closing)
+			agent_conn_close(c);
+		agent_out_free(o);
+		return;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w)
+		w->data = malloc(n + 4);
+	if (!w || !w->data) {
+		free(w);
+		agent_out_free(o);
+		agent_conn_close(c);
+		return;
+	}
+	w->data[0] = (uint8_t)(n >> 24);
+	w->data[1] = (uint8_t)(n >> 16);
+	w->data[2] = (uint8_t)(n >> 8);
+	w->data[3] = (uint8_t)n;
+	memcpy(w->data + 4, o->data, n);
+	w->len = n + 4;
+	agent_out_free(o);
+	buf = uv_buf_init((char *)w->data, (unsigned)w->len);
+	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, agent_on_write) < 0) {
+		sigil_wipe(w->data, w->len);
+		free(w->data);
+		free(w);
+		agent_conn_close(c);
+		return;
+	}
+	c->agent->server->requests++;
+}
+
+static void agent_send_byte(AgentConn *c, uint8_t code)
+{
+	AgentOut o = { 0 };
+
+	agent_put_u8(&o, code);
+	agent_send(c, &o);
+}
+
+static void agent_fail(AgentConn *c)
+{
+	agent_send_byte(c, AGENT_FAILURE);
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+/* the keys the agent shows: committed Ed25519 keys */
+static bool agent_key_visible(const Key *k)
+{
+	return !k->pending && !k->removed && k->info.type == PROTO_KEY_ED25519;
+}
+
+static Key *agent_find_pk(Agent *a, const uint8_t pk[32])
+{
+	Keystore *ks = &a->server->keystore;
+
+	for (size_t i = 0; i < ks->n_keys; i++) {
+		Key *k = ks->keys[i];
+
+		/* public data: memcmp is fine */
+		if (agent_key_visible(k) && memcmp(k->info.public_key, pk, 32) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+static void agent_timer_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void agent_timer_unlink(Agent *a, AgentTimer *t)
+{
+	for (AgentTimer **p = &a->timers; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	}
+	uv_close((uv_handle_t *)&t->timer, agent_timer_closed);
+}
+
+/* drop the lifetime timer of a key (removed or re-added) */
+static void agent_timer_cancel(Agent *a, const uint8_t pk[32])
+{
+	for (AgentTimer *t = a->timers, *next; t; t = next) {
+		next = t->next;
+		if (memcmp(t->pk, pk, 32) == 0)
+			agent_timer_unlink(a, t);
+	}
+}
+
+static void agent_on_lifetime(uv_timer_t *h)
+{
+	AgentTimer *t = h->data;
+	Agent *a = t->agent;
+	Key *k = keystore_find(&a->server->keystore, t->label);
+
+	if (k && memcmp(k->info.public_key, t->pk, 32) == 0) {
+		int r = keystore_delete(&a->server->keystore, t->label);
+
+		if (r)
+			log_err("ssh-agent: cannot remove expired key '%s' (%d)", t->label, r);
+		else
+			log_info("ssh-agent: key '%s' expired (lifetime constraint)", t->label);
+	}
+	agent_timer_unlink(a, t);
+}
+
+static int agent_timer_add(Agent *a, const char *label, const uint8_t pk[32], uint32_t seconds)
+{
+	AgentTimer *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	agent_timer_cancel(a, pk);
+	t->agent = a;
+	snprintf(t->label, sizeof(t->label), "%s", label);
+	memcpy(t->pk, pk, 32);
+	uv_timer_init(a->server->loop, &t->timer);
+	t->timer.data = t;
+	uv_timer_start(&t->timer, agent_on_lifetime, (uint64_t)seconds * 1000, 0);
+	t->next = a->timers;
+	a->timers = t;
+	return 0;
+}
+
+static int agent_delete_key(Agent *a, Key *k)
+{
+	char label[PROTO_LABEL_MAX + 1];
+	uint8_t pk[32];
+	int r;
+
+	memcpy(label, k->info.label, sizeof(label));
+	memcpy(pk, k->info.public_key, 32);
+	r = keystore_delete(&a->server->keystore, label);
+	if (r) {
+		log_err("ssh-agent: cannot delete key '%s' (%d)", label, r);
+		return r;
+	}
+	agent_timer_cancel(a, pk);
+	log_info("ssh-agent: deleted key '%s'", label);
+	return 0;
+}
+
+/* ---- jobs on the worker pool -------------------------------------------- */
+
+static void agent_job_free(AgentJob *j)
+{
+	if (j->msg) {
+		sigil_wipe(j->msg, j->msg_len);
+		free(j->msg);
+	}
+	key_unref(j->key);
+	sigil_wipe(j, sizeof(*j));
+	free(j);
+}
+
+static void agent_conn_unref(AgentConn *c)
+{
+	if (--c->n_refs > 0)
+		return;
+	if (c->in) {
+		sigil_wipe(c->in, c->in_cap);
+		free(c->in);
+	}
+	free(c);
+}
+
+static void agent_job_run(uv_work_t *w)
+{
+	AgentJob *j = w->data;
+	Server *s = j->conn->agent->server;
+
+	if (j->kind == JOB_SIGN) {
+		sigil_ed25519_sign_expanded(j->sig, j->msg, j->msg_len, &j->key->secret->ed);
+		j->r = 0;
+		return;
+	}
+	/* add: the seed must give the public key the client sent */
+	{
+		sigil_ed25519_expanded ek;
+
+		sigil_ed25519_expand(&ek, j->seed);
+		j->r = memcmp(ek.pk, j->pk, 32) == 0 ? 0 : -EINVAL;
+		sigil_wipe(&ek, sizeof(ek));
+	}
+	if (j->r == 0)
+		j->r = keystore_materialize(&s->keystore, j->key, j->seed);
+	sigil_wipe(j->seed, sizeof(j->seed));
+}
+
+static void agent_job_done(uv_work_t *w, int status)
+{
+	AgentJob *j = w->data;
+	AgentConn *c = j->conn;
+	Agent *a = c->agent;
+	Server *s = a->server;
+
+	s->inflight--;
+	c->busy = false;
+	if (j->kind == JOB_SIGN) {
+		if (status == 0 && j->r == 0) {
+			AgentOut o = { 0 };
+
+			agent_put_u8(&o, AGENT_SIGN_RESPONSE);
+			agent_put_u32(&o, 4 + 11 + 4 + 64);
+			agent_put_cstring(&o, "ssh-ed25519");
+			agent_put_string(&o, j->sig, 64);
+			agent_send(c, &o);
+		} else {
+			agent_fail(c);
+		}
+	} else {
+		if (status == 0 && j->r == 0) {
+			keystore_commit(&s->keystore, j->key);
+			log_info("ssh-agent: added key '%s' (%s) for uid %d", j->key->info.label,
+			         j->key->info.fingerprint, (int)c->uid);
+			if (j->lifetime && agent_timer_add(a, j->key->info.label, j->pk, j->lifetime) < 0) {
+				/* a key that cannot expire must not stay */
+				agent_delete_key(a, j->key);
+				agent_fail(c);
+			} else {
+				agent_send_byte(c, AGENT_SUCCESS);
+			}
+		} else {
+			if (j->r == -EINVAL)
+				log_info("ssh-agent: refused a key whose private part does not match its public key");
+			else
+				log_err("ssh-agent: cannot store key '%s': %s", j->key->info.label,
+				        strerror(j->r < 0 ? -j->r : EIO));
+			keystore_abort(&s->keystore, j->key);
+			agent_fail(c);
+		}
+	}
+	agent_job_free(j);
+	if (!c->closing)
+		agent_conn_process(c);
+	agent_conn_unref(c);
+	server_maybe_finish(s);
+}
+
+static void agent_queue(AgentConn *c, AgentJob *j)
+{
+	Server *s = c->agent->server;
+
+	if (s->inflight >= s->config.max_inflight_total) {
+		if (j->kind == JOB_ADD)
+			keystore_abort(&s->keystore, j->key);
+		agent_job_free(j);
+		agent_fail(c);
+		return;
+	}
+	j->conn = c;
+	j->work.data = j;
+	if (uv_queue_work(s->loop, &j->work, agent_job_run, agent_job_done) < 0) {
+		if (j->kind == JOB_ADD)
+			keystore_abort(&s->keystore, j->key);
+		agent_job_free(j);
+		agent_fail(c);
+		return;
+	}
+	s->inflight++;
+	c->busy = true;
+	c->n_refs++;
+}
+
+/* ---- requests ------------------------------------------------------------- */
+
+static void agent_identities(AgentConn *c)
+{
+	Agent *a = c->agent;
+	Keystore *ks = &a->server->keystore;
+	AgentOut o = { 0 };
+	uint32_t n = 0;
+
+	if (!a->server->locked)
+		for (size_t i = 0; i < ks->n_keys; i++)
+			n += agent_key_visible(ks->keys[i]);
+	agent_put_u8(&o, AGENT_IDENTITIES_ANSWER);
+	agent_put_u32(&o, n);
+	for (size_t i = 0; n && i < ks->n_keys; i++) {
+		const Key *k = ks->keys[i];
+
+		if (!agent_key_visible(k))
+			continue;
+		agent_put_ed25519_blob(&o, k->info.public_key);
+		agent_put_cstring(&o, k->info.label);
+	}
+	agent_send(c, &o);
+}
+
+static void agent_sign(AgentConn *c, AgentIn *in)
+{
+	Agent *a = c->agent;
+	const uint8_t *blob, *data;
+	size_t blob_len, data_len;
+	uint32_t flags;
+	uint8_t pk[32];
+	AgentJob *j;
+	Key *k;
+
+	blob = agent_get_string(in, &blob_len);
+	data = agent_get_string(in, &data_len);
+	flags = agent_get_u32(in);
+	if (in->bad || in->n != 0 || agent_parse_ed25519_blob(blob, blob_len, pk) < 0) {
+		agent_fail(c);
+		return;
+	}
+	if (flags != 0) {
+		log_debug("ssh-agent: sign request with flags %u refused (Ed25519 takes 0)", (unsigned)flags);
+		agent_fail(c);
+		return;
+	}
+	if (a->server->locked) {
+		agent_fail(c);
+		return;
+	}
+	k = agent_find_pk(a, pk);
+	if (!k || !k->secret) {
+		agent_fail(c);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j)
+		j->msg = malloc(data_len ? data_len : 1);
+	if (!j || !j->msg) {
+		free(j);
+		agent_fail(c);
+		return;
+	}
+	memcpy(j->msg, data, data_len);
+	j->msg_len = data_len;
+	j->kind = JOB_SIGN;
+	j->key = key_ref(k);
+	agent_queue(c, j);
+}
+
+/* a label for an added key: its comment if that is a free valid label,
+ * else "ssh-" and the first 8 bytes of the public key in hex */
+static bool agent_pick_label(Agent *a, const uint8_t *comment, size_t len, const uint8_t pk[32],
+                             char out[PROTO_LABEL_MAX + 1])
+{
+	if (len > 0 && len <= PROTO_LABEL_MAX && proto_label_valid((const char *)comment, len)) {
+		memcpy(out, comment, len);
+		out[len] = '\0';
+		if (!keystore_find(&a->server->keystore, out))
+			return true;
+	}
+	memcpy(out, "ssh-", 4);
+	sodium_bin2hex(out + 4, PROTO_LABEL_MAX + 1 - 4, pk, 8);
+	return !keystore_find(&a->server->keystore, out);
+}
+
+static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
+{
+	Agent *a = c->agent;
+	Server *s = a->server;
+	const uint8_t *type, *pkp, *sk, *comment;
+	size_t type_len, pk_len, sk_len, comment_len;
+	uint32_t lifetime = 0;
+	char label[PROTO_LABEL_MAX + 1];
+	AgentJob *j;
+	Key *k;
+	int r;
+
+	type = agent_get_string(in, &type_len);
+	if (in->bad || !agent_string_is(type, type_len, "ssh-ed25519")) {
+		log_info("ssh-agent: refused to add a key that is not ssh-ed25519");
+		agent_fail(c);
+		return;
+	}
+	pkp = agent_get_string(in, &pk_len);
+	sk = agent_get_string(in, &sk_len);
+	comment = agent_get_string(in, &comment_len);
+	if (in->bad || pk_len != 32 || sk_len != 64 || memcmp(sk + 32, pkp, 32) != 0) {
+		agent_fail(c);
+		return;
+	}
+	while (constrained && !in->bad && in->n > 0) {
+		uint8_t ct = agent_get_u8(in);
+
+		if (ct == AGENT_CONSTRAIN_LIFETIME) {
+			lifetime = agent_get_u32(in);
+			if (lifetime == 0)
+				in->bad = true;
+		} else if (ct == AGENT_CONSTRAIN_CONFIRM) {
+			log_info("ssh-agent: refused a key with the confirm constraint: no confirm program is configured");
+			agent_fail(c);
+			return;
+		} else {
+			size_t nl;
+			const uint8_t *name = ct == AGENT_CONSTRAIN_EXTENSION ? agent_get_string(in, &nl) : NULL;
+
+			if (name)
+				log_info("ssh-agent: refused a key with the unsupported constraint %.*s",
+				         (int)(nl > 64 ? 64 : nl), (const char *)name);
+			else
+				log_info("ssh-agent: refused a key with unknown constraint %u", (unsigned)ct);
+			agent_fail(c);
+			return;
+		}
+	}
+	if (in->bad || in->n != 0) {
+		agent_fail(c);
+		return;
+	}
+	if (s->locked) {
+		agent_fail(c);
+		return;
+	}
+	k = agent_find_pk(a, pkp);
+	if (k) {
+		/* as OpenSSH: adding a key again replaces its constraints */
+		if (lifetime)
+			r = agent_timer_add(a, k->info.label, pkp, lifetime);
+		else {
+			agent_timer_cancel(a, pkp);
+			r = 0;
+		}
+		agent_send_byte(c, r < 0 ? AGENT_FAILURE : AGENT_SUCCESS);
+		return;
+	}
+	if (!agent_pick_label(a, comment, comment_len, pkp, label)) {
+		agent_fail(c);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		agent_fail(c);
+		return;
+	}
+	r = keystore_reserve(&s->keystore, label, PROTO_KEY_ED25519, false, &j->key);
+	if (r) {
+		free(j);
+		agent_fail(c);
+		return;
+	}
+	j->kind = JOB_ADD;
+	memcpy(j->seed, sk, 32);
+	memcpy(j->pk, pkp, 32);
+	j->lifetime = lifetime;
+	agent_queue(c, j);
+}
+
+static void agent_remove(AgentConn *c, AgentIn *in)
+{
+	const uint8_t *blob;
+	size_t len;
+	uint8_t pk[32];
+	Key *k;
+
+	blob = agent_get_string(in, &len);
+	if (in->bad || in->n != 0 || agent_parse_ed25519_blob(blob, len, pk) < 0 || c->agent->server->locked) {
+		agent_fail(c);
+		return;
+	}
+	k = agent_find_pk(c->agent, pk);
+	agent_send_byte(c, k && agent_delete_key(c->agent, k) == 0 ? AGENT_SUCCESS : AGENT_FAILURE);
+}
+
+static void agent_remove_all(AgentConn *c)
+{
+	Agent *a = c->agent;
+	Keystore *ks = &a->server->keystore;
+	bool ok = true;
+
+	if (a->server->locked) {
+		agent_fail(c);
+		return;
+	}
+	for (size_t i = ks->n_keys; i-- > 0;) {
+		if (i >= ks->n_keys || !agent_key_visible(ks->keys[i]))
+			continue;
+		if (agent_delete_key(a, ks->keys[i]) != 0)
+			ok = false;
+	}
+	agent_send_byte(c, ok ? AGENT_SUCCESS : AGENT_FAILURE);
+}
+
+static void agent_lock_hash(const Agent *a, const uint8_t *pass, size_t len, uint8_t out[32])
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, a->lock_salt, sizeof(a->lock_salt), 32);
+	crypto_generichash_update(&st, pass, len);
+	crypto_generichash_final(&st, out, 32);
+	sigil_wipe(&st, sizeof(st));
+}
+
+static void agent_lock(AgentConn *c, AgentIn *in, bool lock)
+{
+	Agent *a = c->agent;
+	Server *s = a->server;
+	const uint8_t *pass;
+	size_t len;
+	uint8_t h[32];
+
+	pass = agent_get_string(in, &len);
+	if (in->bad || in->n != 0) {
+		agent_fail(c);
+		return;
+	}
+	if (lock) {
+		if (s->locked) {
+			agent_fail(c);
+			return;
+		}
+		randombytes_buf(a->lock_salt, sizeof(a->lock_salt));
+		agent_lock_hash(a, pass, len, a->lock_hash);
+		a->has_lock = true;
+		s->locked = true;
+		log_info("ssh-agent: locked by uid %d pid %d", (int)c->uid, (int)c->pid);
+		agent_send_byte(c, AGENT_SUCCESS);
+		return;
+	}
+	/* unlock: only a lock taken here, with its passphrase */
+	if (!s->locked || !a->has_lock) {
+		agent_fail(c);
+		return;
+	}
+	agent_lock_hash(a, pass, len, h);
+	if (sigil_verify32(h, a->lock_hash) != 0) {
+		sigil_wipe(h, sizeof(h));
+		log_info("ssh-agent: wrong unlock passphrase from uid %d pid %d", (int)c->uid, (int)c->pid);
+		agent_fail(c);
+		return;
+	}
+	sigil_wipe(h, sizeof(h));
+	sigil_wipe(a->lock_hash, sizeof(a->lock_hash));
+	a->has_lock = false;
+	s->locked = false;
+	log_info("ssh-agent: unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
+	agent_send_byte(c, AGENT_SUCCESS);
+}
+
+/* session-bind@openssh.com: string hostkey, string session id, string
+ * signature, bool forwarding. Recorded when the host key's signature over
+ * the session id verifies (Ed25519 host keys only). */
+static void agent_session_bind(AgentConn *c, AgentIn *in)
+{
+	const uint8_t *hk, *sid, *sig;
+	size_t hk_len, sid_len, sig_len;
+	uint8_t pk[32], s[64];
+	bool fwd;
+
+	hk = agent_get_string(in, &hk_len);
+	sid = agent_get_string(in, &sid_len);
+	sig = agent_get_string(in, &sig_len);
+	fwd = agent_get_u8(in) != 0;
+	if (in->bad || in->n != 0 || sid_len == 0 || sid_len > 128 || agent_parse_ed25519_blob(hk, hk_len, pk) < 0 ||
+	    agent_parse_ed25519_sig(sig, sig_len, s) < 0 ||
+	    sigil_ed25519_verify(s, sid, sid_len, pk, SIGIL_ED25519_STRICT) != 0) {
+		agent_fail(c);
+		return;
+	}
+	/* as OpenSSH: nothing may be bound after a binding for authentication */
+	if (c->n_binds >= AGENT_MAX_BINDS || (c->n_binds > 0 && !c->binds[c->n_binds - 1].forwarding)) {
+		agent_fail(c);
+		return;
+	}
+	memcpy(c->binds[c->n_binds].hostkey, pk, 32);
+	c->binds[c->n_binds].forwarding = fwd;
+	c->n_binds++;
+	agent_send_byte(c, AGENT_SUCCESS);
+}
+
+static void agent_extension(AgentConn *c, AgentIn *in)
+{
+	const uint8_t *name;
+	size_t len;
+
+	name = agent_get_string(in, &len);
+	if (in->bad) {
+		agent_fail(c);
+		return;
+	}
+	if (agent_string_is(name, len, "query") && in->n == 0) {
+		AgentOut o = { 0 };
+
+		agent_put_u8(&o, AGENT_EXTENSION_RESPONSE);
+		agent_put_cstring(&o, "query");
+		agent_put_cstring(&o, "query");
+		agent_put_cstring(&o, "session-bind@openssh.com");
+		agent_send(c, &o);
+	} else if (agent_string_is(name, len, "session-bind@openssh.com")) {
+		agent_session_bind(c, in);
+	} else {
+		agent_fail(c);
+	}
+}
+
+static void agent_dispatch(AgentConn *c, const uint8_t *msg, size_t len)
+{
+	AgentIn in = { msg, len, false };
+	uint8_t type = agent_get_u8(&in);
+
+	if (in.bad) {
+		agent_fail(c);
+		return;
+	}
+	switch (type) {
+	case AGENTC_REQUEST_IDENTITIES:
+		if (in.n != 0)
+			agent_fail(c);
+		else
+			agent_identities(c);
+		break;
+	case AGENTC_SIGN_REQUEST:
+		agent_sign(c, &in);
+		break;
+	case AGENTC_ADD_IDENTITY:
+		agent_add(c, &in, false);
+		break;
+	case AGENTC_ADD_ID_CONSTRAINED:
+		agent_add(c, &in, true);
+		break;
+	case AGENTC_REMOVE_IDENTITY:
+		agent_remove(c, &in);
+		break;
+	case AGENTC_REMOVE_ALL_IDENTITIES:
+		if (in.n != 0)
+			agent_fail(c);
+		else
+			agent_remove_all(c);
+		break;
+	case AGENTC_LOCK:
+		agent_lock(c, &in, true);
+		break;
+	case AGENTC_UNLOCK:
+		agent_lock(c, &in, false);
+		break;
+	case AGENTC_EXTENSION:
+		agent_extension(c, &in);
+		break;
+	default:
+		agent_fail(c);
+		break;
+	}
+}
+
+/* ---- connections ---------------------------------------------------------- */
+
+static void agent_conn_closed(uv_handle_t *h)
+{
+	agent_conn_unref(h->data);
+}
+
+static void agent_conn_close(AgentConn *c)
+{
+	Agent *a = c->agent;
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	uv_close((uv_handle_t *)&c->pipe, agent_conn_closed);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		a->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+	a->n_conns--;
+}
+
+static void agent_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	(void)suggested;
+	*buf = uv_buf_init((char *)agent_read_buf, sizeof(agent_read_buf));
+}
+
+static void agent_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	AgentConn *c = stream->data;
+
+	if (nread == 0)
+		return;
+	if (nread < 0) {
+		agent_conn_close(c);
+		return;
+	}
+	if (c->in_len + (size_t)nread > c->in_cap) {
+		size_t cap = c->in_cap ? c->in_cap : 4096;
+		uint8_t *p;
+
+		while (cap < c->in_len + (size_t)nread)
+			cap *= 2;
+		p = malloc(cap);
+		if (!p) {
+			sigil_wipe(buf->base, (size_t)nread);
+			agent_conn_close(c);
+			return;
+		}
+		if (c->in_len)
+			memcpy(p, c->in, c->in_len);
+		if (c->in) {
+			sigil_wipe(c->in, c->in_cap);
+			free(c->in);
+		}
+		c->in = p;
+		c->in_cap = cap;
+	}
+	memcpy(c->in + c->in_len, buf->base, (size_t)nread);
+	c->in_len += (size_t)nread;
+	sigil_wipe(buf->base, (size_t)nread);
+	agent_conn_process(c);
+}
+
+/* handle whole frames until one goes to the worker pool; read more only
+ * when nothing is in progress */
+static void agent_conn_process(AgentConn *c)
+{
+	size_t off = 0;
+
+	while (!c->closing && !c->busy && c->in_len - off >= 4) {
+		const uint8_t *p = c->in + off;
+		uint32_t n = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+
+		if (n > AGENT_MAX_MSG) {
+			log_info("ssh-agent: uid %d pid %d sent a message of %u bytes (max %u); closing", (int)c->uid,
+			         (int)c->pid, (unsigned)n, AGENT_MAX_MSG);
+			agent_conn_close(c);
+			break;
+		}
+		if (c->in_len - off - 4 < n)
+			break;
+		agent_dispatch(c, p + 4, n);
+		off += 4 + (size_t)n;
+	}
+	if (off) {
+		/* consumed bytes may hold a private key */
+		memmove(c->in, c->in + off, c->in_len - off);
+		sigil_wipe(c->in + (c->in_len - off), off);
+		c->in_len -= off;
+	}
+	if (c->closing)
+		return;
+	if (c->busy || c->agent->server->shutting_down) {
+		if (c->reading) {
+			uv_read_stop((uv_stream_t *)&c->pipe);
+			c->reading = false;
+		}
+	} else if (!c->reading) {
+		if (uv_read_start((uv_stream_t *)&c->pipe, agent_alloc, agent_on_read) < 0) {
+			agent_conn_close(c);
+			return;
+		}
+		c->reading = true;
+	}
+}
+
+static void agent_on_connection(uv_stream_t *listener, int status)
+{
+	Agent *a = listener->data;
+	Server *s = a->server;
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	socklen_t len = sizeof(cred);
+	uv_os_fd_t fd;
+	AgentConn *c;
+
+	if (status < 0) {
+		log_warn("ssh-agent: accept failed: %s", uv_strerror(status));
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	c->agent = a;
+	c->n_refs = 1;
+	uv_pipe_init(s->loop, &c->pipe, 0);
+	c->pipe.data = c;
+	c->next = a->conns;
+	if (a->conns)
+		a->conns->prev = c;
+	a->conns = c;
+	a->n_conns++;
+	if (uv_accept(listener, (uv_stream_t *)&c->pipe) < 0 || uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		agent_conn_close(c);
+		return;
+	}
+	c->uid = cred.uid;
+	c->pid = cred.pid;
+	if (!server_peer_allowed(s, fd, &cred)) {
+		log_warn("ssh-agent: refused connection from uid %u gid %u pid %d: not allowed", (unsigned)cred.uid,
+		         (unsigned)cred.gid, (int)cred.pid);
+		agent_conn_close(c);
+		return;
+	}
+	if (a->n_conns > s->config.max_connections || s->shutting_down) {
+		log_warn("ssh-agent: refused connection from uid %u pid %d: max_connections (%u) reached",
+		         (unsigned)cred.uid, (int)cred.pid, s->config.max_connections);
+		agent_conn_close(c);
+		return;
+	}
+	agent_conn_process(c);
+}
+
+/* ---- the listener ------------------------------------------------------------ */
+
+static int agent_bind(Agent *a, const char *path, int *fdp)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)];
+	struct stat st;
+	char *slash;
+	mode_t old;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_err("ssh-agent socket path %s is longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
+		return SERVER_E_BAD_PATH;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			log_err("cannot create the directory of %s: %s", path, strerror(errno));
+			return SERVER_E_BAD_PATH;
+		}
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_err("%s exists and is not a socket; refusing to replace it", path);
+			return SERVER_E_BAD_PATH;
+		}
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		close(fd);
+		if (r == 0) {
+			log_err("something is listening on %s already", path);
+			return SERVER_E_IN_USE;
+		}
+		if (unlink(path) < 0 && errno != ENOENT) {
+			log_err("cannot remove stale socket %s: %s", path, strerror(errno));
+			return SERVER_E_BAD_PATH;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, SOMAXCONN) < 0) {
+		r = -errno;
+		log_err("cannot listen on %s: %s", path, strerror(-r));
+		close(fd);
+		return r;
+	}
+	a->path = strdup(path);
+	if (!a->path) {
+		close(fd);
+		unlink(path);
+		return -ENOMEM;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int agent_listen(Server *s, const char *path)
+{
+	Agent *a = calloc(1, sizeof(*a));
+	int fd, r;
+
+	if (!a)
+		return -ENOMEM;
+	a->server = s;
+	r = agent_bind(a, path, &fd);
+	if (r) {
+		free(a);
+		return r;
+	}
+	uv_pipe_init(s->loop, &a->listener, 0);
+	a->listener.data = a;
+	r = uv_pipe_open(&a->listener, fd);
+	if (r == 0)
+		r = uv_listen((uv_stream_t *)&a->listener, SOMAXCONN, agent_on_connection);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&a->listener, NULL);
+		unlink(a->path);
+		free(a->path);
+		a->path = NULL;
+		/* the handle is freed with the Server's loop run; keep a for it */
+		a->closed = true;
+		s->agent = a;
+		return r;
+	}
+	a->listening = true;
+	s->agent = a;
+	return 0;
+}
+
+void agent_close(Agent *a)
+{
+	if (!a || a->closed)
+		return;
+	a->closed = true;
+	if (a->listening) {
+		uv_close((uv_handle_t *)&a->listener, NULL);
+		a->listening = false;
+	}
+	while (a->conns)
+		agent_conn_close(a->conns);
+	while (a->timers)
+		agent_timer_unlink(a, a->timers);
+}
+
+void agent_free(Agent *a)
+{
+	if (!a)
+		return;
+	if (a->path) {
+		unlink(a->path);
+		free(a->path);
+	}
+	sigil_wipe(a, sizeof(*a));
+	free(a);
+}
