@@ -1,0 +1,765 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-agent.c - sigild's ssh-agent socket with the real OpenSSH tools
+ * (ssh-add, ssh-keygen -Y sign/verify, ssh against an sshd started here on
+ * 127.0.0.1), git commit -S with gpg.format=ssh, and a raw agent-protocol
+ * client (framing, failures, extensions) whose signatures are checked with
+ * libsodium.
+ *
+ * Environment: SIGILD = path of the built sigild (set by meson). A missing
+ * tool (ssh-add, ssh-keygen, ssh, /usr/sbin/sshd, git) fails the test.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+#include <sodium.h>
+
+static char dir[64];      /* the test's temporary directory */
+static char agent_sock[128];
+static char main_sock[128];
+static char log_path[128];
+static pid_t sigild_pid = -1;
+static char out[65536];   /* output of the last run() */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* run a shell command in dir with SSH_AUTH_SOCK set; its stdout+stderr go
+ * to out. Return: the exit status (-1 if it did not exit normally). */
+__attribute__((format(printf, 1, 2)))
+static int run(const char *fmt, ...)
+{
+	char cmd[4096], full[4600], path[160];
+	va_list ap;
+	int st;
+	FILE *f;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/run.out", dir);
+	snprintf(full, sizeof(full), "cd %s && (%s) >%s 2>&1 </dev/null", dir, cmd, path);
+	st = system(full);
+	out[0] = '\0';
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = '\0';
+		fclose(f);
+	}
+	print_message("# $ %s -> %d\n", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void read_file(const char *name, char *buf, size_t n)
+{
+	char path[256];
+	FILE *f;
+	size_t k;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	k = fread(buf, 1, n - 1, f);
+	buf[k] = '\0';
+	fclose(f);
+	while (k > 0 && (buf[k - 1] == '\n' || buf[k - 1] == '\r'))
+		buf[--k] = '\0';
+}
+
+static void require_tool(const char *tool)
+{
+	if (run("command -v %s", tool) != 0)
+		fail_msg("%s is missing: install openssh-client, openssh-server and git", tool);
+}
+
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		close(fd);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int setup_all(void **state)
+{
+	const char *sigild = getenv("SIGILD");
+
+	(void)state;
+	if (!sigild)
+		fail_msg("SIGILD is not set");
+	snprintf(dir, sizeof(dir), "/tmp/sigil-agent-XXXXXX");
+	if (!mkdtemp(dir))
+		fail_msg("mkdtemp: %s", strerror(errno));
+	snprintf(agent_sock, sizeof(agent_sock), "%s/run/agent.sock", dir);
+	snprintf(main_sock, sizeof(main_sock), "%s/run/sigild.sock", dir);
+	snprintf(log_path, sizeof(log_path), "%s/sigild.log", dir);
+	setenv("SSH_AUTH_SOCK", agent_sock, 1);
+	/* the tools must not read the caller's ~/.ssh or ~/.gitconfig */
+	setenv("HOME", dir, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	sigild_pid = fork();
+	if (sigild_pid == 0) {
+		char state_dir[128];
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+		execl(sigild, sigild, "--socket", main_sock, "--ssh-agent-socket", agent_sock, "--state-dir", state_dir,
+		      "--workers", "2", "--foreground", (char *)NULL);
+		_exit(127);
+	}
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 15000; usleep(10000)) {
+		int fd = connect_unix(agent_sock), st;
+
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (waitpid(sigild_pid, &st, WNOHANG) == sigild_pid)
+			fail_msg("sigild exited during start-up; log in %s", log_path);
+	}
+	fail_msg("sigild's agent socket did not appear within 15 s");
+	return -1;
+}
+
+static int teardown_all(void **state)
+{
+	int st = -1;
+
+	(void)state;
+	if (sigild_pid > 0) {
+		kill(sigild_pid, SIGTERM);
+		for (uint64_t t0 = now_ms(); now_ms() - t0 < 20000; usleep(10000))
+			if (waitpid(sigild_pid, &st, WNOHANG) == sigild_pid)
+				break;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			kill(sigild_pid, SIGKILL);
+			fail_msg("sigild did not exit cleanly on SIGTERM");
+		}
+		/* it removes the agent socket it created */
+		assert_int_equal(access(agent_sock, F_OK), -1);
+	}
+	run("rm -rf %s", dir);
+	return 0;
+}
+
+/* a fresh ed25519 key file <name> (+ .pub) with comment <name> */
+static void keygen(const char *name)
+{
+	assert_int_equal(run("rm -f %s %s.pub && ssh-keygen -q -t ed25519 -N '' -C %s -f %s", name, name, name, name), 0);
+}
+
+static void fingerprint(const char *name, char fp[128])
+{
+	assert_int_equal(run("ssh-keygen -l -f %s.pub | cut -d' ' -f2", name), 0);
+	out[strcspn(out, "\n")] = '\0';
+	assert_true(strlen(out) < 128);
+	memcpy(fp, out, strlen(out) + 1);
+	assert_true(strncmp(fp, "SHA256:", 7) == 0);
+}
+
+static void assert_empty(void)
+{
+	assert_int_equal(run("ssh-add -l"), 1);
+	assert_non_null(strstr(out, "The agent has no identities."));
+}
+
+/* ---- ssh-add ---------------------------------------------------------------- */
+
+static void test_add_list_delete(void **state)
+{
+	char fp[128], pub[1024];
+
+	(void)state;
+	require_tool("ssh-add");
+	require_tool("ssh-keygen");
+	run("ssh-add -D");
+	assert_empty();
+	keygen("alice");
+	fingerprint("alice", fp);
+	assert_int_equal(run("ssh-add alice"), 0);
+	assert_int_equal(run("ssh-add -l"), 0);
+	assert_non_null(strstr(out, fp));
+	assert_non_null(strstr(out, " alice (ED25519)"));
+	/* -L prints the public key as the .pub file has it */
+	read_file("alice.pub", pub, sizeof(pub));
+	assert_int_equal(run("ssh-add -L"), 0);
+	assert_non_null(strstr(out, pub));
+	/* the key is a sigil key now, with its file in the state directory */
+	assert_int_equal(run("ls state/keys/ | grep -c '^alice'"), 0);
+	/* -d removes it */
+	assert_int_equal(run("ssh-add -d alice.pub"), 0);
+	assert_empty();
+	/* removing it again fails */
+	assert_int_not_equal(run("ssh-add -d alice.pub"), 0);
+}
+
+static void test_remove_all(void **state)
+{
+	(void)state;
+	keygen("k1");
+	keygen("k2");
+	assert_int_equal(run("ssh-add k1 k2"), 0);
+	assert_int_equal(run("ssh-add -l | wc -l"), 0);
+	assert_int_equal(atoi(out), 2);
+	assert_int_equal(run("ssh-add -D"), 0);
+	assert_empty();
+}
+
+static void test_add_twice_and_label_clash(void **state)
+{
+	(void)state;
+	keygen("dup");
+	assert_int_equal(run("ssh-add dup"), 0);
+	assert_int_equal(run("ssh-add dup"), 0);
+	assert_int_equal(run("ssh-add -l | wc -l"), 0);
+	assert_int_equal(atoi(out), 1);
+	/* another key with the same comment gets a label of its own */
+	assert_int_equal(run("rm -f dup2 dup2.pub && ssh-keygen -q -t ed25519 -N '' -C dup -f dup2"), 0);
+	assert_int_equal(run("ssh-add dup2"), 0);
+	assert_int_equal(run("ssh-add -l | wc -l"), 0);
+	assert_int_equal(atoi(out), 2);
+	assert_int_equal(run("ssh-add -l"), 0);
+	assert_non_null(strstr(out, " ssh-"));
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
+static void test_lifetime(void **state)
+{
+	(void)state;
+	keygen("short");
+	assert_int_equal(run("ssh-add -t 1 short"), 0);
+	assert_int_equal(run("ssh-add -l"), 0);
+	assert_non_null(strstr(out, " short (ED25519)"));
+	usleep(2500 * 1000);
+	assert_empty();
+	/* and its key file is gone */
+	assert_int_not_equal(run("ls state/keys/ | grep '^short'"), 0);
+}
+
+static void test_confirm_refused(void **state)
+{
+	(void)state;
+	keygen("conf");
+	assert_int_not_equal(run("ssh-add -c conf"), 0);
+	assert_empty();
+}
+
+static void test_not_ed25519_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(run("rm -f ec ec.pub && ssh-keygen -q -t ecdsa -N '' -f ec"), 0);
+	assert_int_not_equal(run("ssh-add ec"), 0);
+	assert_empty();
+}
+
+static void test_lock_unlock(void **state)
+{
+	(void)state;
+	keygen("locked");
+	assert_int_equal(run("ssh-add locked"), 0);
+	assert_int_equal(run("printf '#!/bin/sh\\necho hunter2\\n' > pass.sh && printf '#!/bin/sh\\necho wrong\\n' > bad.sh "
+	                     "&& chmod 700 pass.sh bad.sh"), 0);
+#define ASKPASS(script) "DISPLAY=:0 SSH_ASKPASS_REQUIRE=force SSH_ASKPASS=./" script " "
+	assert_int_equal(run(ASKPASS("pass.sh") "ssh-add -x"), 0);
+	/* locked: no identities shown, no signatures, no second lock */
+	assert_empty();
+	assert_int_equal(run("echo data > data.txt"), 0);
+	assert_int_not_equal(run("ssh-keygen -Y sign -f locked.pub -U -n file data.txt"), 0);
+	assert_int_not_equal(run(ASKPASS("pass.sh") "ssh-add -x"), 0);
+	/* the wrong passphrase does not unlock */
+	assert_int_not_equal(run(ASKPASS("bad.sh") "ssh-add -X"), 0);
+	assert_empty();
+	assert_int_equal(run(ASKPASS("pass.sh") "ssh-add -X"), 0);
+	assert_int_equal(run("ssh-add -l"), 0);
+	assert_non_null(strstr(out, " locked (ED25519)"));
+	assert_int_not_equal(run(ASKPASS("pass.sh") "ssh-add -X"), 0);
+#undef ASKPASS
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
+/* ---- ssh-keygen -Y and git ------------------------------------------------ */
+
+static void test_sshsig(void **state)
+{
+	(void)state;
+	keygen("signer");
+	assert_int_equal(run("ssh-add signer && rm -f signer"), 0);
+	assert_int_equal(run("head -c 100000 /dev/urandom > blob && rm -f blob.sig"), 0);
+	assert_int_equal(run("ssh-keygen -Y sign -f signer.pub -U -n file blob"), 0);
+	assert_int_equal(run("echo \"me $(cat signer.pub)\" > allowed"), 0);
+	assert_int_equal(run("ssh-keygen -Y verify -f allowed -I me -n file -s blob.sig < blob"), 0);
+	assert_non_null(strstr(out, "Good \"file\" signature for me"));
+	/* a changed file does not verify */
+	assert_int_equal(run("cp blob blob2 && echo x >> blob2"), 0);
+	assert_int_not_equal(run("ssh-keygen -Y verify -f allowed -I me -n file -s blob.sig < blob2"), 0);
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
+static void test_git_commit_signing(void **state)
+{
+	(void)state;
+	require_tool("git");
+	keygen("gitkey");
+	assert_int_equal(run("ssh-add gitkey && rm -f gitkey"), 0);
+	assert_int_equal(run("echo \"t@example.org $(cat gitkey.pub)\" > git-allowed"), 0);
+	assert_int_equal(run("rm -rf repo && git init -q repo && cd repo && "
+	                     "git config user.name T && git config user.email t@example.org && "
+	                     "git config gpg.format ssh && "
+	                     "git config user.signingkey \"key::$(cat ../gitkey.pub)\" && "
+	                     "git config gpg.ssh.allowedSignersFile ../git-allowed && "
+	                     "echo hi > f && git add f && git commit -q -S -m signed"), 0);
+	assert_int_equal(run("cd repo && git verify-commit HEAD"), 0);
+	assert_non_null(strstr(out, "Good \"git\" signature"));
+	assert_int_equal(run("cd repo && git cat-file commit HEAD | grep -c 'BEGIN SSH SIGNATURE'"), 0);
+	/* without the key in the agent, signing fails */
+	assert_int_equal(run("ssh-add -D"), 0);
+	assert_int_not_equal(run("cd repo && echo again >> f && git commit -q -a -S -m unsigned"), 0);
+}
+
+/* ---- ssh to an sshd on 127.0.0.1 ---------------------------------------------- */
+
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static void test_ssh_login(void **state)
+{
+	char conf[256], cmd[512];
+	pid_t sshd;
+	int port = free_port(), st;
+	bool up = false;
+
+	(void)state;
+	require_tool("ssh");
+	if (access("/usr/sbin/sshd", X_OK) != 0)
+		fail_msg("/usr/sbin/sshd is missing: install openssh-server");
+	if (geteuid() != 0)
+		fail_msg("the sshd test runs as root (as in CI): sshd must switch to the logged-in user");
+	mkdir("/run/sshd", 0755);
+	keygen("login");
+	assert_int_equal(run("rm -f hostkey hostkey.pub && ssh-keygen -q -t ed25519 -N '' -f hostkey"), 0);
+	assert_int_equal(run("cp login.pub authorized && chmod 600 authorized"), 0);
+	snprintf(conf, sizeof(conf), "%s/sshd_config", dir);
+	{
+		FILE *f = fopen(conf, "w");
+
+		assert_non_null(f);
+		fprintf(f,
+		        "Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\nPidFile none\n"
+		        "AuthorizedKeysFile %s/authorized\nStrictModes no\nUsePAM no\nPermitRootLogin yes\n"
+		        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+		        "AllowUsers root\n",
+		        port, dir, dir);
+		fclose(f);
+	}
+	assert_int_equal(run("/usr/sbin/sshd -t -f %s", conf), 0);
+	sshd = fork();
+	assert_true(sshd >= 0);
+	if (sshd == 0) {
+		char logf[160];
+
+		snprintf(logf, sizeof(logf), "%s/sshd.log", dir);
+		execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", conf, "-E", logf, (char *)NULL);
+		_exit(127);
+	}
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 10000 && !up; usleep(20000)) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+		                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+	}
+	if (!up) {
+		kill(sshd, SIGTERM);
+		waitpid(sshd, NULL, 0);
+		fail_msg("sshd did not listen on 127.0.0.1:%d", port);
+	}
+	snprintf(cmd, sizeof(cmd),
+	         "ssh -F /dev/null -p %d -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+	         "-o BatchMode=yes -o PasswordAuthentication=no -o IdentityFile=none -o IdentityAgent=%s "
+	         "root@127.0.0.1",
+	         port, agent_sock);
+	/* the key only in sigild: the private key file is deleted */
+	assert_int_equal(run("ssh-add -D && ssh-add login && rm -f login"), 0);
+	st = run("%s 'echo logged-in-as-$(id -un)'", cmd);
+	if (st != 0)
+		run("cat sshd.log; tail -20 sigild.log");
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "logged-in-as-root"));
+	/* and without it in the agent, the login fails */
+	assert_int_equal(run("ssh-add -D"), 0);
+	assert_int_not_equal(run("%s true", cmd), 0);
+	kill(sshd, SIGTERM);
+	waitpid(sshd, NULL, 0);
+}
+
+/* ---- the raw protocol ------------------------------------------------------ */
+
+typedef struct Buf {
+	uint8_t d[4096];
+	size_t n;
+} Buf;
+
+static void put_u32(Buf *b, uint32_t v)
+{
+	b->d[b->n++] = (uint8_t)(v >> 24);
+	b->d[b->n++] = (uint8_t)(v >> 16);
+	b->d[b->n++] = (uint8_t)(v >> 8);
+	b->d[b->n++] = (uint8_t)v;
+}
+
+static void put_str(Buf *b, const void *s, size_t n)
+{
+	put_u32(b, (uint32_t)n);
+	memcpy(b->d + b->n, s, n);
+	b->n += n;
+}
+
+static void put_blob(Buf *b, const uint8_t pk[32])
+{
+	put_u32(b, 51);
+	put_str(b, "ssh-ed25519", 11);
+	put_str(b, pk, 32);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void write_all(int fd, const void *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+
+		assert_true(k > 0);
+		p = (const uint8_t *)p + k;
+		n -= (size_t)k;
+	}
+}
+
+/* send one message (the type is b->d[0]) */
+static void send_msg(int fd, const Buf *b)
+{
+	uint8_t len[4] = { (uint8_t)(b->n >> 24), (uint8_t)(b->n >> 16), (uint8_t)(b->n >> 8), (uint8_t)b->n };
+
+	write_all(fd, len, 4);
+	write_all(fd, b->d, b->n);
+}
+
+/* read one reply into r; return its length, -1 on EOF */
+static ssize_t recv_msg(int fd, uint8_t *r, size_t cap)
+{
+	uint8_t len[4];
+	size_t got = 0, n;
+
+	while (got < 4) {
+		ssize_t k = read(fd, len + got, 4 - got);
+
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	n = get_u32(len);
+	assert_true(n <= cap);
+	for (got = 0; got < n;) {
+		ssize_t k = read(fd, r + got, n - got);
+
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return (ssize_t)n;
+}
+
+static uint8_t reply[300000];
+
+static void test_raw_protocol(void **state)
+{
+	uint8_t pk[32], sk[64], seed[32], bad_sk[64];
+	int fd = connect_unix(agent_sock);
+	Buf b;
+	ssize_t n;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(sodium_init() >= 0, 1);
+	randombytes_buf(seed, sizeof(seed));
+	crypto_sign_seed_keypair(pk, sk, seed);
+
+	/* unknown type: FAILURE, and the connection lives on */
+	b.n = 0;
+	b.d[b.n++] = 200;
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 5);
+	/* empty message: FAILURE */
+	b.n = 0;
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 5);
+	/* truncated add: FAILURE */
+	b.n = 0;
+	b.d[b.n++] = 17;
+	put_str(&b, "ssh-ed25519", 11);
+	put_u32(&b, 32);
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 5);
+	/* add with a private key that does not match the public one: FAILURE */
+	memcpy(bad_sk, sk, 64);
+	bad_sk[0] ^= 1;
+	b.n = 0;
+	b.d[b.n++] = 17;
+	put_str(&b, "ssh-ed25519", 11);
+	put_str(&b, pk, 32);
+	put_str(&b, bad_sk, 64);
+	put_str(&b, "raw-bad", 7);
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 5);
+	/* the right one: SUCCESS */
+	b.n = 0;
+	b.d[b.n++] = 17;
+	put_str(&b, "ssh-ed25519", 11);
+	put_str(&b, pk, 32);
+	put_str(&b, sk, 64);
+	put_str(&b, "raw", 3);
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 6);
+	/* identities: one, ours, comment = label */
+	b.n = 0;
+	b.d[b.n++] = 11;
+	send_msg(fd, &b);
+	n = recv_msg(fd, reply, sizeof(reply));
+	assert_int_equal(n, 1 + 4 + 4 + 51 + 4 + 3);
+	assert_int_equal(reply[0], 12);
+	assert_int_equal(get_u32(reply + 1), 1);
+	assert_memory_equal(reply + 9 + 19, pk, 32);
+	assert_memory_equal(reply + 9 + 51 + 4, "raw", 3);
+	/* sign: a valid Ed25519 signature over the data */
+	for (int round = 0; round < 3; round++) {
+		static const char data[] = "data to be signed by sigild's agent";
+
+		b.n = 0;
+		b.d[b.n++] = 13;
+		put_blob(&b, pk);
+		put_str(&b, data, sizeof(data) - 1);
+		put_u32(&b, 0);
+		send_msg(fd, &b);
+		n = recv_msg(fd, reply, sizeof(reply));
+		assert_int_equal(n, 1 + 4 + 4 + 11 + 4 + 64);
+		assert_int_equal(reply[0], 14);
+		assert_int_equal(get_u32(reply + 1), 83);
+		assert_memory_equal(reply + 9, "ssh-ed25519", 11);
+		assert_int_equal(crypto_sign_verify_detached(reply + 24, (const uint8_t *)data, sizeof(data) - 1, pk), 0);
+	}
+	/* flags other than 0 (RSA SHA-2 bits): FAILURE */
+	b.n = 0;
+	b.d[b.n++] = 13;
+	put_blob(&b, pk);
+	put_str(&b, "x", 1);
+	put_u32(&b, 2);
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 5);
+	/* a key the agent does not hold: FAILURE */
+	{
+		uint8_t other[32];
+
+		memcpy(other, pk, 32);
+		other[5] ^= 0x40;
+		b.n = 0;
+		b.d[b.n++] = 13;
+		put_blob(&b, other);
+		put_str(&b, "x", 1);
+		put_u32(&b, 0);
+		send_msg(fd, &b);
+		assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+		assert_int_equal(reply[0], 5);
+	}
+	/* query extension: lists session-bind@openssh.com */
+	b.n = 0;
+	b.d[b.n++] = 27;
+	put_str(&b, "query", 5);
+	send_msg(fd, &b);
+	n = recv_msg(fd, reply, sizeof(reply));
+	assert_true(n > 1);
+	assert_int_equal(reply[0], 29);
+	assert_non_null(memmem(reply, (size_t)n, "session-bind@openssh.com", 24));
+	/* unknown extension: FAILURE */
+	b.n = 0;
+	b.d[b.n++] = 27;
+	put_str(&b, "nope@example.org", 16);
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 5);
+	/* session-bind with a valid host signature: SUCCESS; a bad one: FAILURE */
+	{
+		uint8_t hpk[32], hsk[64], sid[32], sig[64];
+
+		crypto_sign_keypair(hpk, hsk);
+		randombytes_buf(sid, sizeof(sid));
+		crypto_sign_detached(sig, NULL, sid, sizeof(sid), hsk);
+		for (int good = 1; good >= 0; good--) {
+			b.n = 0;
+			b.d[b.n++] = 27;
+			put_str(&b, "session-bind@openssh.com", 24);
+			put_blob(&b, hpk);
+			put_str(&b, sid, sizeof(sid));
+			put_u32(&b, 83);
+			put_str(&b, "ssh-ed25519", 11);
+			if (!good)
+				sig[10] ^= 1;
+			put_str(&b, sig, 64);
+			b.d[b.n++] = 0;
+			send_msg(fd, &b);
+			assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+			assert_int_equal(reply[0], good ? 6 : 5);
+		}
+	}
+	/* pipelined requests: answers in order */
+	{
+		Buf all = { .n = 0 };
+		Buf one;
+
+		for (int i = 0; i < 20; i++) {
+			one.n = 0;
+			if (i % 2) {
+				one.d[one.n++] = 11;
+			} else {
+				one.d[one.n++] = 13;
+				put_blob(&one, pk);
+				put_str(&one, "p", 1);
+				put_u32(&one, 0);
+			}
+			put_u32(&all, (uint32_t)one.n);
+			memcpy(all.d + all.n, one.d, one.n);
+			all.n += one.n;
+		}
+		write_all(fd, all.d, all.n);
+		for (int i = 0; i < 20; i++) {
+			n = recv_msg(fd, reply, sizeof(reply));
+			assert_true(n > 0);
+			assert_int_equal(reply[0], i % 2 ? 12 : 14);
+		}
+	}
+	/* remove it: SUCCESS; again: FAILURE */
+	for (int i = 0; i < 2; i++) {
+		b.n = 0;
+		b.d[b.n++] = 18;
+		put_blob(&b, pk);
+		send_msg(fd, &b);
+		assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+		assert_int_equal(reply[0], i == 0 ? 6 : 5);
+	}
+	/* more than 256 KiB: the connection is closed */
+	{
+		uint8_t len[4] = { 0, 4, 0, 1 };
+
+		write_all(fd, len, 4);
+		assert_int_equal(recv_msg(fd, reply, sizeof(reply)), -1);
+	}
+	close(fd);
+	/* the daemon still serves */
+	assert_int_equal(run("ssh-add -l"), 1);
+}
+
+/* a client that hangs up mid-message does not disturb others */
+static void test_partial_and_hangup(void **state)
+{
+	int fd = connect_unix(agent_sock), fd2 = connect_unix(agent_sock);
+	uint8_t part[6] = { 0, 0, 0, 1, 11, 0 };
+	Buf b = { .n = 0 };
+
+	(void)state;
+	assert_true(fd >= 0 && fd2 >= 0);
+	/* one byte at a time */
+	for (int i = 0; i < 5; i++) {
+		write_all(fd2, part + i, 1);
+		usleep(1000);
+	}
+	assert_true(recv_msg(fd2, reply, sizeof(reply)) > 0);
+	assert_int_equal(reply[0], 12);
+	write_all(fd, part, 3);
+	close(fd);
+	b.d[b.n++] = 11;
+	send_msg(fd2, &b);
+	assert_true(recv_msg(fd2, reply, sizeof(reply)) > 0);
+	assert_int_equal(reply[0], 12);
+	close(fd2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_raw_protocol),
+		cmocka_unit_test(test_partial_and_hangup),
+		cmocka_unit_test(test_add_list_delete),
+		cmocka_unit_test(test_remove_all),
+		cmocka_unit_test(test_add_twice_and_label_clash),
+		cmocka_unit_test(test_lifetime),
+		cmocka_unit_test(test_confirm_refused),
+		cmocka_unit_test(test_not_ed25519_refused),
+		cmocka_unit_test(test_lock_unlock),
+		cmocka_unit_test(test_sshsig),
+		cmocka_unit_test(test_git_commit_signing),
+		cmocka_unit_test(test_ssh_login),
+	};
+
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
