@@ -293,13 +293,17 @@ static Key *private_key(Conn *c, Request *rq, const char *label, ProtoKeyType wa
 	Server *s = c->server;
 	Key *key;
 
-	if (s->locked) {
+	if (s->locked || s->keystore.locked) {
 		reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
 		return NULL;
 	}
 	key = keystore_find(&s->keystore, label);
 	if (!key) {
 		reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", label);
+		return NULL;
+	}
+	if (!key->secret) {
+		reply_error(c, rq, PROTO_E_LOCKED, "key '%s' is not open: unlock sigild first", label);
 		return NULL;
 	}
 	if (key->info.type != want) {
@@ -318,6 +322,11 @@ static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, 
 
 	if (r == KEYSTORE_E_EXISTS) {
 		reply_error(c, rq, PROTO_E_EXISTS, "a key labelled '%s' exists", label);
+		request_free(rq);
+		return;
+	}
+	if (r == KEYSTORE_E_LOCKED) {
+		reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first (new keys are sealed)");
 		request_free(rq);
 		return;
 	}
@@ -416,18 +425,34 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		break;
 	case PROTO_METHOD_LOCK:
 		if (!s->locked)
-			log_info("locked by uid %d pid %d", (int)c->uid, (int)c->pid);
+			log_info("locked by uid %d pid %d: decrypted keys wiped", (int)c->uid, (int)c->pid);
+		keystore_lock(&s->keystore);
 		s->locked = true;
 		conn_send_response(c, &rq->resp);
 		break;
-	case PROTO_METHOD_UNLOCK:
-		/* no passphrase is configured until sealing exists (issue 6):
-		 * unlock always succeeds */
-		if (s->locked)
-			log_info("unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
-		s->locked = false;
-		conn_send_response(c, &rq->resp);
+	case PROTO_METHOD_UNLOCK: {
+		/* keystore.c: Argon2id runs here, on the loop thread, in passphrase mode */
+		bool has = q->u.unlock.has_passphrase;
+
+		r = keystore_unlock(&s->keystore, has ? q->u.unlock.passphrase.data : NULL,
+		                    has ? q->u.unlock.passphrase.len : 0);
+		if (r == KEYSTORE_E_WRONG) {
+			log_warn("unlock refused (wrong passphrase or master key) for uid %d pid %d", (int)c->uid,
+			         (int)c->pid);
+			reply_error(c, rq, PROTO_E_DENIED, "wrong passphrase or master key: still locked");
+		} else if (r == KEYSTORE_E_NEED_PASSPHRASE) {
+			reply_error(c, rq, PROTO_E_DENIED, "the keys are sealed under a passphrase: give it");
+		} else if (r) {
+			reply_error(c, rq, PROTO_E_INTERNAL, "cannot read the master key (%s): see sigild's log",
+			            r < 0 ? strerror(-r) : "malformed");
+		} else {
+			if (s->locked)
+				log_info("unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
+			s->locked = false;
+			conn_send_response(c, &rq->resp);
+		}
 		break;
+	}
 	case PROTO_METHOD_SIGN:
 		rq->key = private_key(c, rq, q->u.sign.label, PROTO_KEY_ED25519);
 		if (!rq->key)

@@ -47,9 +47,15 @@ Key *key_ref(Key *key)
 
 Key *key_unref(Key *key)
 {
-	if (key && --key->n_refs == 0) {
+	if (!key)
+		return NULL;
+	if (--key->n_refs == 0) {
 		key->secret = secmem_free(key->secret);
 		free(key);
+	} else if (key->n_refs == 1 && key->wipe_pending && !key->pending) {
+		/* locked while in use: only the store holds it now */
+		key->secret = secmem_free(key->secret);
+		key->wipe_pending = false;
 	}
 	return NULL;
 }
@@ -139,11 +145,75 @@ static void key_derive(Key *key)
 	keystore_fingerprint(key->info.fingerprint, key->info.type, key->info.public_key);
 }
 
+/* fill in meta for the key file */
+static void key_meta(const Key *key, KeyFileMeta *meta)
+{
+	memset(meta, 0, sizeof(*meta));
+	meta->type = key->info.type;
+	memcpy(meta->label, key->info.label, sizeof(meta->label));
+	meta->exportable = key->info.exportable;
+	meta->created = key->info.created;
+	memcpy(meta->public_key, key->info.public_key, 32);
+}
+
+/*
+ * key_open() - open the key file of @key with the master key (loop thread).
+ * Format 1 files are sealed on the way. Return: 0, KEYFILE_E_* (message
+ * logged), or negative errno.
+ */
+static int key_open(Keystore *ks, Key *key, const char *name)
+{
+	KeyFileMeta meta;
+	uint8_t pk[32];
+	int r;
+
+	if (!key->secret) {
+		key->secret = secmem_alloc(sizeof(KeySecret));
+		if (!key->secret)
+			return -ENOMEM;
+	}
+	r = keyfile_read_sealed(ks->dirfd, name, ks->seal.mk, &meta, key->secret->seed);
+	if (r == KEYFILE_E_AUTH)
+		log_err("refusing keys/%s: it does not open under the master key (%s): the file was changed, "
+		        "or it was sealed under another master key", name, seal_source_name(ks->seal.src));
+	else if (r > 0)
+		log_err("refusing keys/%s: not a valid key file", name);
+	else if (r < 0)
+		log_err("refusing keys/%s: %s", name, strerror(-r));
+	if (r == 0 && (meta.type != key->info.type || strcmp(meta.label, key->info.label) != 0 ||
+	               meta.created != key->info.created || meta.exportable != key->info.exportable)) {
+		log_err("refusing keys/%s: its header changed since it was loaded", name);
+		r = KEYFILE_E_INVALID;
+	}
+	if (r) {
+		key->secret = secmem_free(key->secret);
+		return r;
+	}
+	memcpy(pk, key->info.public_key, 32);
+	key_derive(key);
+	if (meta.version == 2 && sodium_memcmp(pk, key->info.public_key, 32) != 0) {
+		log_err("refusing keys/%s: its seed does not give the public key in its header", name);
+		key->secret = secmem_free(key->secret);
+		return KEYFILE_E_INVALID;
+	}
+	if (meta.version == 1) {
+		key_meta(key, &meta);
+		r = keyfile_write_sealed(ks->dirfd, &meta, ks->seal.mk, key->secret->seed);
+		if (r < 0)
+			log_err("cannot seal keys/%s (format 1, unsealed): %s; it stays unsealed", name, strerror(-r));
+		else
+			log_warn("sealed keys/%s: it was in format 1 (seed in plain form on disk), now format 2 "
+			         "under the %s", name, seal_source_name(ks->seal.src));
+	}
+	return 0;
+}
+
 static int keystore_load(Keystore *ks)
 {
 	int fd = dup(ks->dirfd);
 	DIR *d;
 	struct dirent *de;
+	size_t n_ok = 0, n_auth = 0;
 
 	if (fd < 0)
 		return error_origin(-errno);
@@ -155,6 +225,7 @@ static int keystore_load(Keystore *ks)
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name), sl = strlen(KEYFILE_SUFFIX);
 		KeyFileMeta meta;
+		uint8_t seed[32];
 		Key *key;
 		struct stat st;
 		int r;
@@ -178,35 +249,55 @@ static int keystore_load(Keystore *ks)
 			log_err("ignoring keys/%s: not a regular file of ours with mode 0600", de->d_name);
 			continue;
 		}
+		/* the header only: key_open() checks it against the sealed part */
+		r = keyfile_read_sealed(ks->dirfd, de->d_name, NULL, &meta, seed);
+		sigil_wipe(seed, sizeof(seed));
+		if (r) {
+			if (r > 0)
+				log_err("refusing keys/%s: not a valid key file", de->d_name);
+			else
+				log_err("refusing keys/%s: %s", de->d_name, strerror(-r));
+			continue;
+		}
 		key = calloc(1, sizeof(*key));
 		if (!key)
 			goto nomem;
 		key->n_refs = 1;
-		key->secret = secmem_alloc(sizeof(KeySecret));
-		if (!key->secret) {
-			free(key);
-			goto nomem;
-		}
-		r = keyfile_read(ks->dirfd, de->d_name, &meta, key->secret->seed);
-		if (r) {
-			if (r > 0)
-				log_warn("ignoring keys/%s: not a valid key file", de->d_name);
-			else
-				log_warn("ignoring keys/%s: %s", de->d_name, strerror(-r));
-			key_unref(key);
-			continue;
-		}
 		memcpy(key->info.label, meta.label, sizeof(meta.label));
 		key->info.type = meta.type;
 		key->info.exportable = meta.exportable;
 		key->info.created = meta.created;
-		key_derive(key);
+		memcpy(key->info.public_key, meta.public_key, 32);
+		if (meta.version == 2)
+			keystore_fingerprint(key->info.fingerprint, key->info.type, key->info.public_key);
+		if (ks->seal.mk || meta.version == 1) {
+			/* format 1 files open without a master key; they are
+			 * sealed at the first unlock */
+			const uint8_t *mk = ks->seal.mk;
+
+			r = key_open(ks, key, de->d_name);
+			if (r == -ENOMEM) {
+				key_unref(key);
+				goto nomem;
+			}
+			if (r) {
+				n_auth += r == KEYFILE_E_AUTH;
+				key_unref(key);
+				continue;
+			}
+			if (!mk) /* locked: keep the public part only */
+				key->secret = secmem_free(key->secret);
+		}
+		n_ok++;
 		if (keystore_add(ks, key) < 0) {
 			key_unref(key);
 			goto nomem;
 		}
 	}
 	closedir(d);
+	if (n_auth > 0 && n_ok == 0)
+		log_err("no key file opens under the master key (%s): is it the right one?",
+		        seal_source_name(ks->seal.src));
 	return 0;
 nomem:
 	closedir(d);
@@ -216,7 +307,19 @@ nomem:
 
 int keystore_open(Keystore *ks, const char *state_dir)
 {
+	SealOptions opt = { 0 };
+
+	return keystore_open_sealed(ks, state_dir, &opt);
+}
+
+int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions *opt)
+{
 	int fd, r;
+
+	if (opt->ephemeral) {
+		ks->dirfd = ks->statefd = -1;
+		return seal_setup(&ks->seal, -1, opt);
+	}
 
 	r = mkdir_parents(state_dir);
 	if (r < 0) {
@@ -241,12 +344,13 @@ int keystore_open(Keystore *ks, const char *state_dir)
 		return r;
 	}
 	ks->dirfd = openat(fd, "keys", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	close(fd);
 	if (ks->dirfd < 0) {
 		r = -errno;
 		log_err("cannot open %s/keys: %s", state_dir, strerror(errno));
+		close(fd);
 		return r;
 	}
+	ks->statefd = fd;
 	r = check_private_dir(ks->dirfd, "the keys directory");
 	if (!r && flock(ks->dirfd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK) {
@@ -256,8 +360,15 @@ int keystore_open(Keystore *ks, const char *state_dir)
 			r = -errno;
 		}
 	}
-	if (!r)
+	if (!r) {
+		r = seal_setup(&ks->seal, ks->statefd, opt);
+		if (r == SEAL_E_INVALID)
+			r = KEYSTORE_E_INVALID;
+	}
+	if (!r) {
+		ks->locked = !ks->seal.mk;
 		r = keystore_load(ks);
+	}
 	if (r) {
 		keystore_close(ks);
 		return r;
@@ -272,9 +383,13 @@ void keystore_close(Keystore *ks)
 	free(ks->keys);
 	ks->keys = NULL;
 	ks->cap = 0;
+	seal_deinit(&ks->seal);
 	if (ks->dirfd >= 0)
 		close(ks->dirfd);
 	ks->dirfd = -1;
+	if (ks->statefd >= 0)
+		close(ks->statefd);
+	ks->statefd = -1;
 }
 
 static Key *find_any(Keystore *ks, const char *label)
@@ -307,9 +422,26 @@ int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool ex
 
 	if (find_any(ks, label))
 		return KEYSTORE_E_EXISTS;
+	if (ks->locked)
+		return KEYSTORE_E_LOCKED;
+	if (ks->dirfd >= 0) {
+		/* a key file that did not open keeps its label */
+		char name[PROTO_LABEL_MAX + 8];
+
+		snprintf(name, sizeof(name), "%s" KEYFILE_SUFFIX, label);
+		if (faccessat(ks->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return KEYSTORE_E_EXISTS;
+	}
 	key = calloc(1, sizeof(*key));
 	if (!key)
 		return -ENOMEM;
+	key->secret = secmem_alloc(sizeof(KeySecret));
+	if (!key->secret) {
+		free(key);
+		return -ENOMEM;
+	}
+	if (ks->seal.mk)
+		memcpy(key->secret->mk, ks->seal.mk, SEAL_KEY_LEN);
 	key->n_refs = 1; /* the store's */
 	key->pending = true;
 	snprintf(key->info.label, sizeof(key->info.label), "%s", label);
@@ -317,6 +449,7 @@ int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool ex
 	key->info.exportable = exportable;
 	key->info.created = (int64_t)time(NULL);
 	if (keystore_add(ks, key) < 0) {
+		secmem_free(key->secret);
 		free(key);
 		return -ENOMEM;
 	}
@@ -327,11 +460,8 @@ int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool ex
 int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed)
 {
 	KeyFileMeta meta;
-	int r;
+	int r = 0;
 
-	key->secret = secmem_alloc(sizeof(KeySecret));
-	if (!key->secret)
-		return -ENOMEM;
 	if (seed) {
 		memcpy(key->secret->seed, seed, 32);
 	} else {
@@ -343,24 +473,109 @@ int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed)
 			if (k < 0) {
 				if (errno == EINTR)
 					continue;
-				return -errno;
+				r = -errno;
+				sigil_wipe(key->secret->mk, SEAL_KEY_LEN);
+				return r;
 			}
 			got += (size_t)k;
 		}
 	}
 	key_derive(key);
-	memset(&meta, 0, sizeof(meta));
-	meta.type = key->info.type;
-	memcpy(meta.label, key->info.label, sizeof(meta.label));
-	meta.exportable = key->info.exportable;
-	meta.created = key->info.created;
-	r = keyfile_write(ks->dirfd, &meta, key->secret->seed);
+	if (ks->dirfd >= 0) {
+		key_meta(key, &meta);
+		r = keyfile_write_sealed(ks->dirfd, &meta, key->secret->mk, key->secret->seed);
+	}
+	sigil_wipe(key->secret->mk, SEAL_KEY_LEN);
 	return r;
 }
 
 void keystore_commit(Keystore *ks, Key *key)
 {
 	key->pending = false;
+	if (ks->locked) {
+		/* locked while it was generated: sealed on disk, wiped here */
+		if (key->n_refs == 1)
+			key->secret = secmem_free(key->secret);
+		else
+			key->wipe_pending = true;
+	}
+}
+
+void keystore_lock(Keystore *ks)
+{
+	for (size_t i = 0; i < ks->n_keys; i++) {
+		Key *key = ks->keys[i];
+
+		if (key->pending || !key->secret)
+			continue;
+		if (ks->dirfd < 0)
+			continue; /* ephemeral: nothing to re-open them from */
+		if (key->n_refs == 1)
+			key->secret = secmem_free(key->secret);
+		else
+			key->wipe_pending = true;
+	}
+	seal_lock(&ks->seal);
+	ks->locked = true;
+}
+
+int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len)
+{
+	size_t n_ok = 0, n_auth = 0, n_closed = 0;
+	int r;
+
+	r = seal_unlock(&ks->seal, pass, pass_len);
+	switch (r) {
+	case 0: break;
+	case SEAL_E_WRONG: return KEYSTORE_E_WRONG;
+	case SEAL_E_NEED_PASSPHRASE: return KEYSTORE_E_NEED_PASSPHRASE;
+	case SEAL_E_INVALID: return KEYSTORE_E_INVALID;
+	default: return r;
+	}
+	for (size_t i = 0; i < ks->n_keys; i++) {
+		Key *key = ks->keys[i];
+
+		key->wipe_pending = false;
+		if (!key->pending && !key->secret)
+			n_closed++;
+	}
+	if (n_closed > 0) {
+		/* first pass: does the master key open anything? */
+		Key **failed = calloc(ks->n_keys, sizeof(*failed));
+		size_t n_failed = 0;
+
+		if (!failed) {
+			seal_lock(&ks->seal);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < ks->n_keys; i++) {
+			Key *key = ks->keys[i];
+			char name[PROTO_LABEL_MAX + 8];
+
+			if (key->pending || key->secret)
+				continue;
+			snprintf(name, sizeof(name), "%s" KEYFILE_SUFFIX, key->info.label);
+			r = key_open(ks, key, name);
+			if (r == 0) {
+				n_ok++;
+				continue;
+			}
+			n_auth += r == KEYFILE_E_AUTH;
+			failed[n_failed++] = key;
+		}
+		if (n_ok == 0 && n_auth == n_closed) {
+			free(failed);
+			seal_lock(&ks->seal);
+			log_err("unlock refused: no key opens under this master key (%s)",
+			        seal_source_name(ks->seal.src));
+			return KEYSTORE_E_WRONG;
+		}
+		for (size_t i = 0; i < n_failed; i++)
+			keystore_drop(ks, failed[i]);
+		free(failed);
+	}
+	ks->locked = false;
+	return 0;
 }
 
 void keystore_abort(Keystore *ks, Key *key)
@@ -375,9 +590,11 @@ int keystore_delete(Keystore *ks, const char *label)
 
 	if (!key)
 		return KEYSTORE_E_NOT_FOUND;
-	r = keyfile_remove(ks->dirfd, label);
-	if (r < 0 && r != -ENOENT)
-		return error_origin(r);
+	if (ks->dirfd >= 0) {
+		r = keyfile_remove(ks->dirfd, label);
+		if (r < 0 && r != -ENOENT)
+			return error_origin(r);
+	}
 	keystore_drop(ks, key);
 	return 0;
 }

@@ -18,11 +18,27 @@
 #include <sigil/crypto.h>
 
 #include "proto.h"
+#include "seal.h"
+
+/*
+ * API changes for sealing at rest (issue 6), all compatible:
+ * - KeySecret gained mk[] (a copy of the master key while a pending key is
+ *   being materialized; zero otherwise).
+ * - Key gained wipe_pending (locked while in use: the secret is wiped when
+ *   the last in-flight reference is dropped, see key_unref()).
+ * - Keystore gained seal, statefd, locked; keystore_open() uses the default
+ *   master key sources, keystore_open_sealed() takes SealOptions.
+ * - New: keystore_lock(), keystore_unlock(), KEYSTORE_E_LOCKED (from
+ *   keystore_reserve() while locked), KEYSTORE_E_WRONG.
+ * - A Key's secret is NULL while the store is locked: check key->secret
+ *   (or ks->locked) before a private-key operation.
+ */
 
 /* lives in secmem */
 typedef struct KeySecret {
 	uint8_t seed[32];              /* ed25519 seed, or the x25519 scalar */
 	sigil_ed25519_expanded ed;     /* ed25519 only: the cached expanded key */
+	uint8_t mk[SEAL_KEY_LEN];      /* pending keys: the master key to seal with */
 } KeySecret;
 
 typedef struct Key {
@@ -30,17 +46,21 @@ typedef struct Key {
 	bool pending;       /* being generated/imported: label reserved, invisible */
 	bool removed;       /* no longer in the store (deleted) */
 	ProtoKeyInfo info;
-	KeySecret *secret;  /* NULL until materialized */
+	bool wipe_pending;  /* locked while in use: wipe the secret at the last unref */
+	KeySecret *secret;  /* NULL until materialized, and while locked */
 } Key;
 
 typedef struct Keystore {
-	int dirfd;          /* <state-dir>/keys */
+	int dirfd;          /* <state-dir>/keys (-1 when ephemeral) */
+	int statefd;        /* <state-dir> (-1 when ephemeral) */
+	Seal seal;          /* the master key */
+	bool locked;        /* secrets wiped; private-key operations refused */
 	Key **keys;
 	size_t n_keys;
 	size_t cap;
 } Keystore;
 
-#define KEYSTORE_NULL(_x) { .dirfd = -1 }
+#define KEYSTORE_NULL(_x) { .dirfd = -1, .statefd = -1, .seal = SEAL_NULL((_x).seal) }
 
 enum {
 	_KEYSTORE_E_SUCCESS,
@@ -48,6 +68,10 @@ enum {
 	KEYSTORE_E_NOT_FOUND, /* no such key */
 	KEYSTORE_E_UNSAFE,    /* the state directory is open to others; message logged */
 	KEYSTORE_E_IN_USE,    /* another sigild holds the state directory; message logged */
+	KEYSTORE_E_LOCKED,    /* the store is locked */
+	KEYSTORE_E_WRONG,     /* unlock: wrong passphrase or master key; nothing changed */
+	KEYSTORE_E_NEED_PASSPHRASE, /* unlock: the keys are sealed under a passphrase */
+	KEYSTORE_E_INVALID,   /* a master key or parameter file is malformed; message logged */
 };
 
 /**
@@ -59,6 +83,24 @@ enum {
  * Return: 0, KEYSTORE_E_UNSAFE, KEYSTORE_E_IN_USE, or negative errno.
  */
 int keystore_open(Keystore *ks, const char *state_dir);
+/* the same with the master key options (seal.h). Passphrase mode starts
+ * locked: key.list works from the (authenticated at unlock) headers. */
+int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions *opt);
+
+/**
+ * keystore_lock() - wipe every decrypted key (in-flight ones when their
+ * operation ends) and the master key where it can be read again.
+ */
+void keystore_lock(Keystore *ks);
+
+/**
+ * keystore_unlock() - get the master key back and open every key file.
+ * Keys whose file no longer opens (changed on disk) are dropped with an
+ * error logged. If no key opens, the master key is taken to be wrong.
+ * Return: 0, KEYSTORE_E_WRONG, KEYSTORE_E_NEED_PASSPHRASE, KEYSTORE_E_INVALID,
+ * or negative errno.
+ */
+int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len);
 /* drops every key (secrets wiped once unreferenced) and closes the directory */
 void keystore_close(Keystore *ks);
 
@@ -69,7 +111,8 @@ size_t keystore_count(const Keystore *ks);
 /**
  * keystore_reserve() - add a pending key holding @label.
  * @keyp: the new key, with one reference for the caller
- * Return: 0, KEYSTORE_E_EXISTS, or -ENOMEM.
+ * Return: 0, KEYSTORE_E_EXISTS (also when an unopened key file has this
+ * label), KEYSTORE_E_LOCKED, or -ENOMEM.
  */
 int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, Key **keyp);
 

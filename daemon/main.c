@@ -46,6 +46,11 @@ static void usage(FILE *f)
 	        "  --workers N              worker threads (default: config 'workers', else CPUs)\n"
 	        "  --foreground             do not detach (implied under systemd)\n"
 	        "  --allow-unlocked-memory  start even if mlock fails (secrets may be swapped)\n"
+	        "  --master-key-file FILE   master key sealing the key files (32 bytes or 64 hex)\n"
+	        "  --passphrase             seal under a passphrase: start locked, `sigil unlock`\n"
+	        "  --pwhash-ops N           Argon2id opslimit for a new passphrase (default 2)\n"
+	        "  --pwhash-mem KIB         Argon2id memlimit in KiB (default 65536)\n"
+	        "  --ephemeral              keep keys in memory only (nothing on disk)\n"
 	        "  --verbose                log debug messages\n"
 	        "  --help                   show this help\n"
 	        "  --version                show the version\n"
@@ -56,7 +61,10 @@ static void usage(FILE *f)
 	        "  state dir: $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/sigil, else\n"
 	        "             (root) /var/lib/sigil, else $HOME/.local/state/sigil\n"
 	        "The socket is mode 0600 (0660 with socket_group) in a 0700 directory; the\n"
-	        "state directory must not be readable or writable by group or others.\n");
+	        "state directory must not be readable or writable by group or others.\n"
+	        "Master key: $CREDENTIALS_DIRECTORY/master-key, else --master-key-file, else\n"
+	        "--passphrase (or an existing passphrase.params), else <state dir>/master.key\n"
+	        "(generated; then only file permissions protect the keys: docs/security.md).\n");
 }
 
 /* the first entry of a colon-separated systemd directory list */
@@ -166,7 +174,8 @@ static int daemonize(int *notify_fdp, int *exitp)
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_AGENT_SOCKET, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
-	       OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+	       OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MASTER_KEY_FILE, OPT_PASSPHRASE, OPT_EPHEMERAL,
+	       OPT_PWHASH_OPS, OPT_PWHASH_MEM };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "ssh-agent-socket", required_argument, NULL, OPT_AGENT_SOCKET },
@@ -176,6 +185,11 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 		{ "allow-unlocked-memory", no_argument, NULL, OPT_UNLOCKED },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
+		{ "master-key-file", required_argument, NULL, OPT_MASTER_KEY_FILE },
+		{ "passphrase", no_argument, NULL, OPT_PASSPHRASE },
+		{ "ephemeral", no_argument, NULL, OPT_EPHEMERAL },
+		{ "pwhash-ops", required_argument, NULL, OPT_PWHASH_OPS },
+		{ "pwhash-mem", required_argument, NULL, OPT_PWHASH_MEM },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ 0 },
@@ -189,6 +203,7 @@ int main(int argc, char **argv)
 	unsigned workers;
 	int notify_fd = -1, opt, r;
 	Config config;
+	SealOptions seal_opt = { 0 };
 	static Server server;
 	char err[512];
 
@@ -212,6 +227,28 @@ int main(int argc, char **argv)
 		case OPT_FOREGROUND: foreground = true; break;
 		case OPT_UNLOCKED: allow_unlocked = true; break;
 		case OPT_VERBOSE: log_set_max_priority(LOG_PRIO_DEBUG); break;
+		case OPT_MASTER_KEY_FILE: seal_opt.master_key_file = optarg; break;
+		case OPT_PASSPHRASE: seal_opt.passphrase = true; break;
+		case OPT_EPHEMERAL: seal_opt.ephemeral = true; break;
+		case OPT_PWHASH_OPS:
+		case OPT_PWHASH_MEM: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || v < 1 || v > (opt == OPT_PWHASH_OPS ? 1000ULL : 4ULL << 20)) {
+				fprintf(stderr, "sigild: --%s takes a number from 1 to %s\n",
+				        opt == OPT_PWHASH_OPS ? "pwhash-ops" : "pwhash-mem",
+				        opt == OPT_PWHASH_OPS ? "1000" : "4194304 (KiB)");
+				return 2;
+			}
+			if (opt == OPT_PWHASH_OPS)
+				seal_opt.pw_ops = v;
+			else
+				seal_opt.pw_mem = (size_t)v << 10;
+			break;
+		}
 		case OPT_HELP: usage(stdout); return 0;
 		case OPT_VERSION: printf("sigild %s\n", SIGIL_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -287,7 +324,7 @@ int main(int argc, char **argv)
 	}
 
 	server.keystore = (Keystore)KEYSTORE_NULL(server.keystore);
-	r = keystore_open(&server.keystore, state_dir);
+	r = keystore_open_sealed(&server.keystore, state_dir, &seal_opt);
 	if (r) {
 		if (r < 0)
 			log_err("cannot open the keystore in %s: %s", state_dir, strerror(-r));
@@ -300,6 +337,7 @@ int main(int argc, char **argv)
 		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
+	server.locked = server.keystore.locked; /* passphrase: starts locked */
 	r = server_listen(&server, socket_path);
 	if (r) {
 		if (r < 0)
@@ -331,9 +369,10 @@ int main(int argc, char **argv)
 		else
 			log_info("ssh-agent socket on %s", agent_path);
 	}
-	log_info("sigild %s listening on %s, state in %s, %zu keys, %u workers, crypto %s", SIGIL_VERSION,
-	         server.socket_activated ? "(systemd socket)" : socket_path, state_dir,
-	         keystore_count(&server.keystore), workers, sigil_crypto_impl());
+	log_info("sigild %s listening on %s, state in %s, %zu keys, %u workers, crypto %s, master key: %s%s",
+	         SIGIL_VERSION, server.socket_activated ? "(systemd socket)" : socket_path, state_dir,
+	         keystore_count(&server.keystore), workers, sigil_crypto_impl(),
+	         seal_source_name(server.keystore.seal.src), server.locked ? " (locked)" : "");
 	sd_notify(0, "READY=1");
 	server_notify_status(&server);
 	if (notify_fd >= 0) {
