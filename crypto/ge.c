@@ -431,6 +431,13 @@ void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32])
 		assert(ok);
 	}
 #endif
+	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
+	const ge64_ops *ops64 = ge64_ops_asm();
+	if (ops64 != NULL) {
+		ge64_scalarmult_base(h, a, ops64);
+		return;
+	}
+
 	for (int i = 0; i < 32; i++) {
 		e[2 * i] = (signed char)(a[i] & 15);
 		e[2 * i + 1] = (signed char)((a[i] >> 4) & 15);

@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <sigil/crypto.h>
+
+#include "ct.h"
+
 #include "fe.h"
 #include "fe64.h"
 #include "ge.h"
@@ -126,6 +130,7 @@ static void fe_to_fe64(fe64 *r, const fe *f)
 	uint8_t s[32];
 	fe_tobytes(s, f);
 	fe64_frombytes(r, s);
+	sigil_wipe(s, sizeof s);
 }
 
 static void fe64_to_fe(fe *r, const fe64 *f)
@@ -133,6 +138,7 @@ static void fe64_to_fe(fe *r, const fe64 *f)
 	uint8_t s[32];
 	fe64_tobytes(s, f);
 	fe_frombytes(r, s);
+	sigil_wipe(s, sizeof s); /* may be a secret coordinate */
 }
 
 /* 2d in radix 2^64 (ge_d2 of ge.c). */
@@ -245,4 +251,97 @@ void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *
 	fe64_to_fe(&r->X, &acc.X);
 	fe64_to_fe(&r->Y, &acc.Y);
 	fe64_to_fe(&r->Z, &acc.Z);
+}
+
+void ge64_precomp_select(ge64_precomp *t, int pos, signed char b)
+{
+	uint64_t ub = (uint64_t)(int64_t)b;            /* sign-extended */
+	uint64_t bneg = ub >> 63;                       /* 1 if b < 0 */
+	uint64_t babs = ub - ((0 - bneg) & (ub << 1));  /* |b| */
+	fe64 zero, n;
+
+	/* the identity (1, 1, 0), then each entry under its mask */
+	memset(t, 0, sizeof *t);
+	t->yplusx.v[0] = 1;
+	t->yminusx.v[0] = 1;
+	for (int j = 0; j < 8; j++) {
+		uint64_t m = ct_eq_u64(babs, (uint64_t)(j + 1));
+		const ge64_precomp *e = &ge64_base[pos][j];
+		for (int k = 0; k < 4; k++) {
+			t->yplusx.v[k] ^= m & (t->yplusx.v[k] ^ e->yplusx.v[k]);
+			t->yminusx.v[k] ^= m & (t->yminusx.v[k] ^ e->yminusx.v[k]);
+			t->xy2d.v[k] ^= m & (t->xy2d.v[k] ^ e->xy2d.v[k]);
+		}
+	}
+	/* -(y+x, y-x, 2dxy) = (y-x, y+x, -2dxy) */
+	uint64_t mneg = ct_mask_u64(bneg);
+	memset(&zero, 0, sizeof zero);
+	fe64_sub(&n, &zero, &t->xy2d);
+	for (int k = 0; k < 4; k++) {
+		uint64_t x = mneg & (t->yplusx.v[k] ^ t->yminusx.v[k]);
+		t->yplusx.v[k] ^= x;
+		t->yminusx.v[k] ^= x;
+		t->xy2d.v[k] ^= mneg & (t->xy2d.v[k] ^ n.v[k]);
+	}
+	sigil_wipe(&n, sizeof n);
+}
+
+/* a = sum e[i] 16^i, e[i] in [-8, 8); a B = 16 (sum_{i odd} e[i] 256^((i-1)/2) B)
+ * + sum_{i even} e[i] 256^(i/2) B, as in ge.c. */
+void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
+{
+	signed char e[64];
+	signed char carry = 0;
+	ge64_p1p1 r;
+	ge64_p2 s;
+	ge64_p3 H;
+	ge64_precomp t;
+
+	for (int i = 0; i < 32; i++) {
+		e[2 * i] = (signed char)(a[i] & 15);
+		e[2 * i + 1] = (signed char)((a[i] >> 4) & 15);
+	}
+	for (int i = 0; i < 63; i++) {
+		e[i] = (signed char)(e[i] + carry);        /* in [0, 16] */
+		carry = (signed char)((e[i] + 8) >> 4);    /* 0 or 1 */
+		e[i] = (signed char)(e[i] - (carry * 16)); /* in [-8, 7] */
+	}
+	e[63] = (signed char)(e[63] + carry); /* in [0, 8] since a[31] <= 127 */
+
+	memset(&H, 0, sizeof H); /* the identity (0 : 1 : 1 : 0) */
+	H.Y.v[0] = 1;
+	H.Z.v[0] = 1;
+	for (int i = 1; i < 64; i += 2) {
+		ge64_precomp_select(&t, i / 2, e[i]);
+		ops->madd(&r, &H, &t);
+		ops->p1p1_to_p3(&H, &r);
+	}
+
+	/* 16 H: four doublings */
+	s.X = H.X;
+	s.Y = H.Y;
+	s.Z = H.Z;
+	for (int k = 0; k < 3; k++) {
+		ops->p2_dbl(&r, &s);
+		ops->p1p1_to_p2(&s, &r);
+	}
+	ops->p2_dbl(&r, &s);
+	ops->p1p1_to_p3(&H, &r);
+
+	for (int i = 0; i < 64; i += 2) {
+		ge64_precomp_select(&t, i / 2, e[i]);
+		ops->madd(&r, &H, &t);
+		ops->p1p1_to_p3(&H, &r);
+	}
+
+	fe64_to_fe(&h->X, &H.X);
+	fe64_to_fe(&h->Y, &H.Y);
+	fe64_to_fe(&h->Z, &H.Z);
+	fe64_to_fe(&h->T, &H.T);
+
+	sigil_wipe(e, sizeof e);
+	sigil_wipe(&r, sizeof r);
+	sigil_wipe(&s, sizeof s);
+	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&t, sizeof t);
 }

@@ -82,4 +82,13 @@ const ge64_ops *ge64_ops_asm(void);
 void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                     const uint8_t b[32], const ge64_ops *ops);
 
+/* h = a B as ge_scalarmult_base (a[31] <= 127; the same signed radix-16
+ * digits over the same table, ge64_base), the point arithmetic done with
+ * ops. Constant time: every table entry of a row is read, selections by
+ * mask. */
+void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops);
+/* t = ge64_base[pos][|b| - 1], negated if b < 0, the identity if b = 0;
+ * b in [-8, 8]. Reads all 8 entries; constant time in b. */
+void ge64_precomp_select(ge64_precomp *t, int pos, signed char b);
+
 #endif /* SIGIL_GE64_H */

@@ -14,8 +14,8 @@ Tables:
 each stored as a ge_precomp (y + x, y - x, 2 d x y) in radix 2^51 limbs,
 every field value reduced mod p.
 
-and, into OUTPUT64 (ge64_table.h), ge64_bi8 = ge_bi8 in radix 2^64 for the
-amd64 verification (crypto/ge64.c).
+and, into OUTPUT64 (ge64_table.h), ge64_bi8 and ge64_base: ge_bi8 and
+ge_base in radix 2^64 for the amd64 point code (crypto/ge64.c).
 
 Usage: gen_ge_table.py OUTPUT [OUTPUT64]   (or `meson compile -C BUILD regen-tables`)
 """
@@ -77,6 +77,14 @@ def fe64_literal(v):
     return "{ { " + ", ".join("0x%016x" % ((v >> (64 * i)) & (2**64 - 1)) for i in range(4)) + " } }"
 
 
+def precomp64_literal(pt, indent):
+    x, y = pt
+    assert on_curve(pt)
+    pad = "\t" * indent
+    parts = [fe64_literal(y + x), fe64_literal(y - x), fe64_literal(2 * D * x * y)]
+    return pad + "{\n" + "".join(pad + "\t" + s + ",\n" for s in parts) + pad + "}"
+
+
 def ge64_table(B):
     """ge64_table.h: ge64_bi8[j] = (2j + 1) B as ge64_precomp (radix 2^64)."""
     out = ["/* SPDX-License-Identifier: MIT */",
@@ -84,8 +92,9 @@ def ge64_table(B):
            " * RFC 8032 section 5.1; do not edit. Regenerate with",
            " * `meson compile -C <build> regen-tables`.",
            " *",
-           " * ge64_bi8[j] = (2j + 1) B (j < 64), the ge_bi8 of ge_table.h as",
-           " * ge64_precomp (y + x, y - x, 2dxy), canonical radix-2^64 limbs. */",
+           " * ge64_bi8[j] = (2j + 1) B (j < 64) and ge64_base[i][j] = (j + 1) 16^(2i) B,",
+           " * the ge_bi8 and ge_base of ge_table.h as ge64_precomp (y + x, y - x,",
+           " * 2dxy), canonical radix-2^64 limbs. */",
            "#ifndef SIGIL_GE64_TABLE_H",
            "#define SIGIL_GE64_TABLE_H",
            "",
@@ -95,13 +104,21 @@ def ge64_table(B):
     B2 = add(B, B)
     q = B
     for j in range(64):
-        x, y = q
-        assert on_curve(q)
-        out.append("\t{")
-        for v in (y + x, y - x, 2 * D * x * y):
-            out.append("\t\t" + fe64_literal(v) + ",")
-        out.append("\t},")
+        out.append(precomp64_literal(q, 1) + ",")
         q = add(q, B2)
+    out.append("};")
+    out.append("")
+    out.append("static const ge64_precomp ge64_base[32][8] = {")
+    row_base = B
+    for i in range(32):
+        out.append("\t{")
+        q = row_base
+        for j in range(8):
+            out.append(precomp64_literal(q, 2) + ",")
+            q = add(q, row_base)
+        out.append("\t},")
+        for _ in range(8):
+            row_base = add(row_base, row_base)
     out.append("};")
     out.append("")
     out.append("#endif /* SIGIL_GE64_TABLE_H */")

@@ -409,6 +409,55 @@ static void test_ge64_double_scalarmult(void **state)
 	}
 }
 
+/* ge64_scalarmult_base (C twins and assembly) against double-and-add in
+ * radix 2^51 (ge_p3_add of ge.c) from B, on random and extreme scalars. */
+static void test_ge64_scalarmult_base(void **state)
+{
+	(void)state;
+	const ge64_ops *adx = ge64_ops_asm();
+	uint8_t one[32] = { 1 };
+	ge_p3 B;
+	ge64_scalarmult_base(&B, one, &ge64_ops_generic);
+	for (int n = 0; n < 200; n++) {
+		uint8_t k[32], e1[32], e2[32], e3[32];
+		for (int i = 0; i < 32; i++)
+			k[i] = (uint8_t)rnd();
+		k[31] &= 127;
+		if (n == 0)
+			memset(k, 0, 32);
+		if (n == 1)
+			memset(k, 0x88, 32), k[31] = 0x7f; /* digits at the recoding edges */
+		if (n == 2)
+			memset(k, 0xff, 31), k[31] = 0x7f;
+		ge_p3 acc, r2, r3;
+		ge_p1p1 t;
+		ge_p3_0(&acc);
+		for (int bit = 254; bit >= 0; bit--) {
+			ge_p3_dbl(&t, &acc);
+			ge_p1p1_to_p3(&acc, &t);
+			if ((k[bit / 8] >> (bit % 8)) & 1)
+				ge_p3_add(&acc, &acc, &B);
+		}
+		ge_p3_tobytes(e1, &acc);
+		ge64_scalarmult_base(&r2, k, &ge64_ops_generic);
+		ge_p3_tobytes(e2, &r2);
+		assert_memory_equal(e1, e2, 32);
+		if (adx != NULL) {
+			ge64_scalarmult_base(&r3, k, adx);
+			ge_p3_tobytes(e3, &r3);
+			assert_memory_equal(e1, e3, 32);
+		}
+	}
+	/* B itself: the RFC 8032 encoding of the base point (y = 4/5) */
+	static const uint8_t benc[32] = { 0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+		                          0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+		                          0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+		                          0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66 };
+	uint8_t eb[32];
+	ge_p3_tobytes(eb, &B);
+	assert_memory_equal(eb, benc, 32);
+}
+
 int main(void)
 {
 	const char *seed = getenv("SIGIL_TEST_SEED");
@@ -425,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_ladders),
 		cmocka_unit_test(test_ge64_routines),
 		cmocka_unit_test(test_ge64_double_scalarmult),
+		cmocka_unit_test(test_ge64_scalarmult_base),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
