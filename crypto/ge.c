@@ -597,6 +597,12 @@ void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *
 	int i, j;
 
 	assert(n >= 0 && n <= GE_MSM_MAX);
+	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
+	const ge64_ops *ops64 = ge64_ops_asm();
+	if (ops64 != NULL) {
+		ge64_multi_scalarmult_vartime(r, a, P, n, b, ops64);
+		return;
+	}
 	for (j = 0; j < n; j++) {
 		wnaf_vartime(naf[j], a[j], 5);
 		ge_odd_multiples(pi[j], &P[j]);

@@ -189,21 +189,14 @@ static void wnaf64_vartime(signed char naf[257], const uint8_t a[32], int w)
 	}
 }
 
-void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
-                                    const uint8_t b[32], const ge64_ops *ops)
+/* out[j] = (2j + 1) A, j < 8, from A in radix 2^51. */
+static void ge64_odd_multiples(ge64_cached out[8], const ge_p3 *A, const ge64_ops *ops)
 {
-	signed char anaf[257], bnaf[257];
-	ge64_cached ai[8];
 	ge64_p1p1 t;
-	ge64_p3 u, a1, a2;
-	ge64_p2 acc;
+	ge64_p3 a1, a2;
+	ge64_cached c2;
 	fe64 d2;
-	int i;
 
-	wnaf64_vartime(anaf, a, 5);
-	wnaf64_vartime(bnaf, b, 8);
-
-	/* ai[j] = (2j + 1) A */
 	ge64_d2(&d2);
 	fe_to_fe64(&a1.X, &A->X);
 	fe_to_fe64(&a1.Y, &A->Y);
@@ -212,16 +205,28 @@ void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *
 	ge64_p2 a1p2 = { a1.X, a1.Y, a1.Z };
 	ops->p2_dbl(&t, &a1p2);
 	ops->p1p1_to_p3(&a2, &t);
-	ge64_p3_to_cached(&ai[0], &a1, &d2, ops);
-	{
-		ge64_cached c2;
-		ge64_p3_to_cached(&c2, &a2, &d2, ops);
-		for (int j = 1; j < 8; j++) {
-			ops->add(&t, &a1, &c2);
-			ops->p1p1_to_p3(&a1, &t);
-			ge64_p3_to_cached(&ai[j], &a1, &d2, ops);
-		}
+	ge64_p3_to_cached(&out[0], &a1, &d2, ops);
+	ge64_p3_to_cached(&c2, &a2, &d2, ops);
+	for (int j = 1; j < 8; j++) {
+		ops->add(&t, &a1, &c2);
+		ops->p1p1_to_p3(&a1, &t);
+		ge64_p3_to_cached(&out[j], &a1, &d2, ops);
 	}
+}
+
+void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
+                                    const uint8_t b[32], const ge64_ops *ops)
+{
+	signed char anaf[257], bnaf[257];
+	ge64_cached ai[8];
+	ge64_p1p1 t;
+	ge64_p3 u;
+	ge64_p2 acc;
+	int i;
+
+	wnaf64_vartime(anaf, a, 5);
+	wnaf64_vartime(bnaf, b, 8);
+	ge64_odd_multiples(ai, A, ops);
 
 	memset(&acc, 0, sizeof acc); /* the identity (0 : 1 : 1) */
 	acc.Y.v[0] = 1;
@@ -344,4 +349,63 @@ void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(&t, sizeof t);
+}
+
+void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
+                                   const uint8_t b[32], const ge64_ops *ops)
+{
+	signed char naf[GE_MSM_MAX][257], bnaf[257];
+	ge64_cached pi[GE_MSM_MAX][8];
+	ge64_p1p1 t;
+	ge64_p3 u;
+	ge64_p2 acc;
+	int i, j;
+
+	for (j = 0; j < n; j++) {
+		wnaf64_vartime(naf[j], a[j], 5);
+		ge64_odd_multiples(pi[j], &P[j], ops);
+	}
+	wnaf64_vartime(bnaf, b, 8);
+
+	memset(&acc, 0, sizeof acc); /* the identity */
+	acc.Y.v[0] = 1;
+	acc.Z.v[0] = 1;
+	memset(&u, 0, sizeof u);
+	u.Y.v[0] = 1;
+	u.Z.v[0] = 1;
+	for (i = 256; i >= 0; i--) {
+		int any = bnaf[i] != 0;
+		for (j = 0; j < n; j++)
+			any |= naf[j][i] != 0;
+		if (any)
+			break;
+	}
+	for (; i >= 0; i--) {
+		ops->p2_dbl(&t, &acc);
+		ops->p1p1_to_p3(&u, &t);
+		for (j = 0; j < n; j++) {
+			signed char d = naf[j][i];
+			if (d > 0) {
+				ops->add(&t, &u, &pi[j][d / 2]);
+				ops->p1p1_to_p3(&u, &t);
+			} else if (d < 0) {
+				ops->sub(&t, &u, &pi[j][(-d) / 2]);
+				ops->p1p1_to_p3(&u, &t);
+			}
+		}
+		if (bnaf[i] > 0) {
+			ops->madd(&t, &u, &ge64_bi8[bnaf[i] / 2]);
+			ops->p1p1_to_p3(&u, &t);
+		} else if (bnaf[i] < 0) {
+			ops->msub(&t, &u, &ge64_bi8[(-bnaf[i]) / 2]);
+			ops->p1p1_to_p3(&u, &t);
+		}
+		acc.X = u.X;
+		acc.Y = u.Y;
+		acc.Z = u.Z;
+	}
+	fe64_to_fe(&r->X, &u.X);
+	fe64_to_fe(&r->Y, &u.Y);
+	fe64_to_fe(&r->Z, &u.Z);
+	fe64_to_fe(&r->T, &u.T);
 }

@@ -82,6 +82,10 @@ const ge64_ops *ge64_ops_asm(void);
 void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                     const uint8_t b[32], const ge64_ops *ops);
 
+/* r = sum a_i P_i + b B as ge_multi_scalarmult_vartime (0 <= n <=
+ * GE_MSM_MAX; about 1 KiB of stack per point), with ops. */
+void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
+                                   const uint8_t b[32], const ge64_ops *ops);
 /* h = a B as ge_scalarmult_base (a[31] <= 127; the same signed radix-16
  * digits over the same table, ge64_base), the point arithmetic done with
  * ops. Constant time: every table entry of a row is read, selections by

@@ -458,6 +458,58 @@ static void test_ge64_scalarmult_base(void **state)
 	assert_memory_equal(eb, benc, 32);
 }
 
+/* [k]P by double-and-add in radix 2^51 (the reference of the tests below) */
+static void ref_mul(ge_p3 *r, const uint8_t k[32], const ge_p3 *P)
+{
+	ge_p1p1 t;
+	ge_p3_0(r);
+	for (int bit = 255; bit >= 0; bit--) {
+		ge_p3_dbl(&t, r);
+		ge_p1p1_to_p3(r, &t);
+		if ((k[bit / 8] >> (bit % 8)) & 1)
+			ge_p3_add(r, r, P);
+	}
+}
+
+static void test_ge64_multi_scalarmult(void **state)
+{
+	(void)state;
+	const ge64_ops *adx = ge64_ops_asm();
+	static uint8_t a[GE_MSM_MAX][32];
+	static ge_p3 P[GE_MSM_MAX];
+	uint8_t one[32] = { 1 }, b[32];
+	ge_p3 B;
+	ge64_scalarmult_base(&B, one, &ge64_ops_generic);
+	for (int round = 0; round < 6; round++) {
+		int n = round == 0 ? 0 : round == 1 ? 1 : round == 2 ? GE_MSM_MAX : (int)(rnd() % GE_MSM_MAX);
+		ge_p3 ref, part, r2, r3;
+		uint8_t e1[32], e2[32], e3[32];
+		for (int i = 0; i < 32; i++)
+			b[i] = (uint8_t)rnd();
+		ref_mul(&ref, b, &B);
+		for (int j = 0; j < n; j++) {
+			uint8_t k[32];
+			for (int i = 0; i < 32; i++) {
+				k[i] = (uint8_t)rnd();
+				a[j][i] = (uint8_t)rnd();
+			}
+			k[31] &= 127;
+			ge64_scalarmult_base(&P[j], k, &ge64_ops_generic);
+			ref_mul(&part, a[j], &P[j]);
+			ge_p3_add(&ref, &ref, &part);
+		}
+		ge_p3_tobytes(e1, &ref);
+		ge64_multi_scalarmult_vartime(&r2, (const uint8_t(*)[32])a, P, n, b, &ge64_ops_generic);
+		ge_p3_tobytes(e2, &r2);
+		assert_memory_equal(e1, e2, 32);
+		if (adx != NULL) {
+			ge64_multi_scalarmult_vartime(&r3, (const uint8_t(*)[32])a, P, n, b, adx);
+			ge_p3_tobytes(e3, &r3);
+			assert_memory_equal(e1, e3, 32);
+		}
+	}
+}
+
 int main(void)
 {
 	const char *seed = getenv("SIGIL_TEST_SEED");
@@ -475,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_ge64_routines),
 		cmocka_unit_test(test_ge64_double_scalarmult),
 		cmocka_unit_test(test_ge64_scalarmult_base),
+		cmocka_unit_test(test_ge64_multi_scalarmult),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
