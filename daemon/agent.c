@@ -42,8 +42,33 @@ struct AgentTimer {
 
 typedef struct AgentBind {
 	uint8_t hostkey[32];
+	uint8_t sid[64];
+	size_t sid_len;
 	bool forwarding;
 } AgentBind;
+
+/* restrict-destination-v00@openssh.com: one hop of a constraint. Host
+ * keys are kept as public key blobs; only Ed25519 ones can ever match a
+ * session bind (certificate authorities never do). */
+typedef struct AgentHop {
+	char *user;           /* NULL: any user */
+	char *host;           /* NULL: the from-hop is this machine */
+	uint8_t **keys;
+	size_t *key_lens;
+	size_t n_keys;
+} AgentHop;
+
+typedef struct AgentDest {
+	AgentHop from, to;
+} AgentDest;
+
+/* the destination constraints of one key, by public key */
+typedef struct AgentRestrict {
+	struct AgentRestrict *next;
+	uint8_t pk[32];
+	AgentDest *dests;
+	size_t n_dests;
+} AgentRestrict;
 
 struct AgentConn {
 	uv_pipe_t pipe;
@@ -59,6 +84,7 @@ struct AgentConn {
 	pid_t pid;
 	AgentBind binds[AGENT_MAX_BINDS];
 	size_t n_binds;
+	bool bind_failed;     /* a session-bind was refused: constrained keys are off */
 };
 
 struct Agent {
@@ -70,6 +96,7 @@ struct Agent {
 	AgentConn *conns;
 	unsigned n_conns;
 	AgentTimer *timers;
+	AgentRestrict *restricts;
 	bool has_lock;        /* the agent's LOCK set server->locked with this passphrase */
 	uint8_t lock_salt[16];
 	uint8_t lock_hash[32];
@@ -88,12 +115,14 @@ typedef struct AgentJob {
 	uint8_t seed[32];      /* add: the seed (wiped) */
 	uint8_t pk[32];        /* add: the claimed public key */
 	uint32_t lifetime;     /* add: seconds, 0 = none */
+	AgentRestrict *restrict_;/* add: destination constraints, or NULL */
 	int r;
 } AgentJob;
 
 static uint8_t agent_read_buf[64 * 1024];
 
 static void agent_conn_process(AgentConn *c);
+static void agent_restrict_set(Agent *a, const uint8_t pk[32], AgentRestrict *r);
 
 /* ---- replies ------------------------------------------------------------ */
 
@@ -227,10 +256,12 @@ static void agent_on_lifetime(uv_timer_t *h)
 	if (k && memcmp(k->info.public_key, t->pk, 32) == 0) {
 		int r = keystore_delete(&a->server->keystore, t->label);
 
-		if (r)
+		if (r) {
 			log_err("ssh-agent: cannot remove expired key '%s' (%d)", t->label, r);
-		else
+		} else {
+			agent_restrict_set(a, t->pk, NULL);
 			log_info("ssh-agent: key '%s' expired (lifetime constraint)", t->label);
+		}
 	}
 	agent_timer_unlink(a, t);
 }
@@ -267,7 +298,293 @@ static int agent_delete_key(Agent *a, Key *k)
 		return r;
 	}
 	agent_timer_cancel(a, pk);
+	agent_restrict_set(a, pk, NULL);
 	log_info("ssh-agent: deleted key '%s'", label);
+	return 0;
+}
+
+/* ---- destination constraints (restrict-destination-v00@openssh.com) ---------- */
+
+#define AGENT_MAX_DESTS 256
+#define AGENT_MAX_HOP_KEYS 256
+
+static void agent_hop_free(AgentHop *h)
+{
+	free(h->user);
+	free(h->host);
+	for (size_t i = 0; i < h->n_keys; i++)
+		free(h->keys[i]);
+	free(h->keys);
+	free(h->key_lens);
+}
+
+static AgentRestrict *agent_restrict_free(AgentRestrict *r)
+{
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < r->n_dests; i++) {
+		agent_hop_free(&r->dests[i].from);
+		agent_hop_free(&r->dests[i].to);
+	}
+	free(r->dests);
+	free(r);
+	return NULL;
+}
+
+static char *agent_strdup_or_null(const uint8_t *s, size_t n)
+{
+	if (n == 0 || memchr(s, '\0', n))
+		return NULL;
+	return strndup((const char *)s, n);
+}
+
+/* string user, string host, string reserved, (string key, bool is_ca)*; -1 if malformed */
+static int agent_parse_hop(const uint8_t *p, size_t n, AgentHop *h)
+{
+	AgentIn in = { p, n, false };
+	const uint8_t *user, *host;
+	size_t ul, hl, rl;
+
+	user = agent_get_string(&in, &ul);
+	host = agent_get_string(&in, &hl);
+	(void)agent_get_string(&in, &rl);
+	if (in.bad || ul > 1024 || hl > 1024 || (ul && memchr(user, '\0', ul)) || (hl && memchr(host, '\0', hl)))
+		return -1;
+	if ((ul && !(h->user = agent_strdup_or_null(user, ul))) || (hl && !(h->host = agent_strdup_or_null(host, hl))))
+		return -1;
+	while (in.n > 0) {
+		const uint8_t *k;
+		size_t kl;
+		uint8_t is_ca, *copy;
+
+		k = agent_get_string(&in, &kl);
+		is_ca = agent_get_u8(&in);
+		if (in.bad || kl == 0 || is_ca > 1 || h->n_keys >= AGENT_MAX_HOP_KEYS)
+			return -1;
+		if (is_ca)
+			continue; /* certificates are not supported: a CA never matches */
+		if (!(h->n_keys & (h->n_keys + 1)) || h->n_keys == 0) {
+			size_t cap = h->n_keys ? 2 * (h->n_keys + 1) : 4;
+			uint8_t **keys = realloc(h->keys, cap * sizeof(*keys));
+			size_t *lens;
+
+			if (!keys)
+				return -1;
+			h->keys = keys;
+			lens = realloc(h->key_lens, cap * sizeof(*lens));
+			if (!lens)
+				return -1;
+			h->key_lens = lens;
+		}
+		copy = malloc(kl);
+		if (!copy)
+			return -1;
+		memcpy(copy, k, kl);
+		h->keys[h->n_keys] = copy;
+		h->key_lens[h->n_keys++] = kl;
+	}
+	return 0;
+}
+
+/* the payload of the constraint: (string (string from, string to, string reserved))* */
+static AgentRestrict *agent_parse_restrict(const uint8_t *p, size_t n)
+{
+	AgentRestrict *r = calloc(1, sizeof(*r));
+	AgentIn in = { p, n, false };
+
+	if (!r)
+		return NULL;
+	while (in.n > 0) {
+		const uint8_t *c, *from, *to;
+		size_t cl, fl, tl, rl;
+		AgentIn cin;
+		AgentDest *d, *dests;
+
+		c = agent_get_string(&in, &cl);
+		if (in.bad || r->n_dests >= AGENT_MAX_DESTS)
+			return agent_restrict_free(r);
+		cin = (AgentIn){ c, cl, false };
+		from = agent_get_string(&cin, &fl);
+		to = agent_get_string(&cin, &tl);
+		(void)agent_get_string(&cin, &rl);
+		if (cin.bad || cin.n != 0)
+			return agent_restrict_free(r);
+		dests = realloc(r->dests, (r->n_dests + 1) * sizeof(*dests));
+		if (!dests)
+			return agent_restrict_free(r);
+		r->dests = dests;
+		d = &r->dests[r->n_dests++];
+		memset(d, 0, sizeof(*d));
+		if (agent_parse_hop(from, fl, &d->from) < 0 || agent_parse_hop(to, tl, &d->to) < 0)
+			return agent_restrict_free(r);
+		/* as OpenSSH: no user on the from-hop; a from-host needs keys and
+		 * no from-host takes none; the to-hop needs a host and keys */
+		if (d->from.user || (d->from.host && d->from.n_keys == 0) || (!d->from.host && d->from.n_keys) ||
+		    !d->to.host || d->to.n_keys == 0)
+			return agent_restrict_free(r);
+	}
+	if (r->n_dests == 0)
+		return agent_restrict_free(r);
+	return r;
+}
+
+static AgentRestrict **agent_restrict_slot(Agent *a, const uint8_t pk[32])
+{
+	AgentRestrict **p;
+
+	for (p = &a->restricts; *p; p = &(*p)->next)
+		if (memcmp((*p)->pk, pk, 32) == 0)
+			break;
+	return p;
+}
+
+static AgentRestrict *agent_restrict_find(Agent *a, const uint8_t pk[32])
+{
+	return *agent_restrict_slot(a, pk);
+}
+
+/* drop a key's constraints; then set r (NULL: none) */
+static void agent_restrict_set(Agent *a, const uint8_t pk[32], AgentRestrict *r)
+{
+	AgentRestrict **p = agent_restrict_slot(a, pk), *old = *p;
+
+	if (old) {
+		*p = old->next;
+		agent_restrict_free(old);
+	}
+	if (r) {
+		memcpy(r->pk, pk, 32);
+		r->next = a->restricts;
+		a->restricts = r;
+	}
+}
+
+static bool agent_hop_has_key(const AgentHop *h, const uint8_t pk[32])
+{
+	static const uint8_t prefix[] = { 0, 0, 0, 11, 's', 's', 'h', '-', 'e', 'd', '2', '5', '5', '1', '9', 0, 0, 0, 32 };
+
+	for (size_t i = 0; i < h->n_keys; i++)
+		if (h->key_lens[i] == sizeof(prefix) + 32 && memcmp(h->keys[i], prefix, sizeof(prefix)) == 0 &&
+		    memcmp(h->keys[i] + sizeof(prefix), pk, 32) == 0)
+			return true;
+	return false;
+}
+
+/* glob with * and ? (OpenSSH match_pattern without lists) */
+static bool agent_glob(const char *pat, const char *s)
+{
+	for (;;) {
+		if (*pat == '\0')
+			return *s == '\0';
+		if (*pat == '*') {
+			for (const char *t = s;; t++) {
+				if (agent_glob(pat + 1, t))
+					return true;
+				if (*t == '\0')
+					return false;
+			}
+		}
+		if (*s == '\0' || (*pat != '?' && *pat != *s))
+			return false;
+		pat++;
+		s++;
+	}
+}
+
+/* may the key go from `from` (NULL: this machine) to `to` (NULL: anywhere) as user? */
+static bool agent_dest_allows(const AgentRestrict *r, const uint8_t *from, const uint8_t *to, const char *user)
+{
+	for (size_t i = 0; i < r->n_dests; i++) {
+		const AgentDest *d = &r->dests[i];
+
+		if (from ? !d->from.host || !agent_hop_has_key(&d->from, from) : d->from.host != NULL)
+			continue;
+		if (to && !agent_hop_has_key(&d->to, to))
+			continue;
+		if (user && d->to.user && !agent_glob(d->to.user, user))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* OpenSSH's identity_permitted(): may this connection use a key with these
+ * constraints, for a signature as `user` (NULL: listing)? */
+static bool agent_permitted(const AgentConn *c, const AgentRestrict *r, const char *user)
+{
+	if (!r)
+		return true;
+	if (c->bind_failed)
+		return false;
+	if (c->n_binds == 0)
+		return true; /* local use */
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const AgentBind *b = &c->binds[i];
+		const uint8_t *from = i ? c->binds[i - 1].hostkey : NULL;
+		const char *test_user = NULL;
+
+		if (i == c->n_binds - 1) {
+			test_user = user;
+			if (b->forwarding && user)
+				return false; /* signing on a forwarding hop */
+		} else if (!b->forwarding) {
+			return false; /* forwarding through a binding for authentication */
+		}
+		if (!agent_dest_allows(r, from, b->hostkey, test_user))
+			return false;
+	}
+	/* listing through a forwarded agent: only keys usable beyond this host */
+	if (!user && c->binds[c->n_binds - 1].forwarding &&
+	    !agent_dest_allows(r, c->binds[c->n_binds - 1].hostkey, NULL, NULL))
+		return false;
+	return true;
+}
+
+/*
+ * A userauth request as ssh signs it: string session id, byte 50, string
+ * user, string "ssh-connection", string "publickey" or
+ * "publickey-hostbound-v00@openssh.com", bool TRUE, string algorithm,
+ * string key, [string host key]. Return: 0 (user NUL-terminated in
+ * user_out, *hostkey_set if a host key was in it) or -1.
+ */
+static int agent_parse_userauth(const uint8_t *p, size_t n, const uint8_t pk[32], const uint8_t **sid,
+                                size_t *sid_len, char user_out[256], uint8_t hostkey[32], bool *hostkey_set)
+{
+	AgentIn in = { p, n, false };
+	const uint8_t *user, *svc, *meth, *alg, *key, *hk;
+	size_t ul, sl, ml, al, kl, hl;
+	uint8_t kpk[32];
+	bool hostbound;
+
+	*sid = agent_get_string(&in, sid_len);
+	if (agent_get_u8(&in) != 50)
+		return -1;
+	user = agent_get_string(&in, &ul);
+	svc = agent_get_string(&in, &sl);
+	meth = agent_get_string(&in, &ml);
+	if (in.bad || ul == 0 || ul > 255 || memchr(user, '\0', ul) || !agent_string_is(svc, sl, "ssh-connection"))
+		return -1;
+	hostbound = agent_string_is(meth, ml, "publickey-hostbound-v00@openssh.com");
+	if (!hostbound && !agent_string_is(meth, ml, "publickey"))
+		return -1;
+	if (agent_get_u8(&in) != 1)
+		return -1;
+	alg = agent_get_string(&in, &al);
+	key = agent_get_string(&in, &kl);
+	if (in.bad || !agent_string_is(alg, al, "ssh-ed25519") || agent_parse_ed25519_blob(key, kl, kpk) < 0 ||
+	    memcmp(kpk, pk, 32) != 0)
+		return -1;
+	*hostkey_set = false;
+	if (hostbound) {
+		hk = agent_get_string(&in, &hl);
+		if (in.bad || agent_parse_ed25519_blob(hk, hl, hostkey) < 0)
+			return -1;
+		*hostkey_set = true;
+	}
+	if (in.bad || in.n != 0)
+		return -1;
+	memcpy(user_out, user, ul);
+	user_out[ul] = '\0';
 	return 0;
 }
 
@@ -280,6 +597,7 @@ static void agent_job_free(AgentJob *j)
 		free(j->msg);
 	}
 	key_unref(j->key);
+	agent_restrict_free(j->restrict_);
 	sigil_wipe(j, sizeof(*j));
 	free(j);
 }
@@ -342,6 +660,8 @@ static void agent_job_done(uv_work_t *w, int status)
 	} else {
 		if (status == 0 && j->r == 0) {
 			keystore_commit(&s->keystore, j->key);
+			agent_restrict_set(a, j->pk, j->restrict_);
+			j->restrict_ = NULL;
 			log_info("ssh-agent: added key '%s' (%s) for uid %d", j->key->info.label,
 			         j->key->info.fingerprint, (int)c->uid);
 			if (j->lifetime && agent_timer_add(a, j->key->info.label, j->pk, j->lifetime) < 0) {
@@ -404,13 +724,14 @@ static void agent_identities(AgentConn *c)
 
 	if (!a->server->locked)
 		for (size_t i = 0; i < ks->n_keys; i++)
-			n += agent_key_visible(ks->keys[i]);
+			n += agent_key_visible(ks->keys[i]) &&
+			     agent_permitted(c, agent_restrict_find(a, ks->keys[i]->info.public_key), NULL);
 	agent_put_u8(&o, AGENT_IDENTITIES_ANSWER);
 	agent_put_u32(&o, n);
 	for (size_t i = 0; n && i < ks->n_keys; i++) {
 		const Key *k = ks->keys[i];
 
-		if (!agent_key_visible(k))
+		if (!agent_key_visible(k) || !agent_permitted(c, agent_restrict_find(a, k->info.public_key), NULL))
 			continue;
 		agent_put_ed25519_blob(&o, k->info.public_key);
 		agent_put_cstring(&o, k->info.label);
@@ -448,6 +769,26 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 	if (!k || !k->secret) {
 		agent_fail(c);
 		return;
+	}
+	if (agent_restrict_find(a, pk)) {
+		const AgentRestrict *r = agent_restrict_find(a, pk);
+		const uint8_t *sid;
+		size_t sid_len;
+		char user[256];
+		uint8_t hk[32];
+		bool has_hk;
+		const AgentBind *last = c->n_binds ? &c->binds[c->n_binds - 1] : NULL;
+
+		/* as OpenSSH: a destination-constrained key signs only a userauth
+		 * request of the most recently bound session, for a permitted hop */
+		if (!last || agent_parse_userauth(data, data_len, pk, &sid, &sid_len, user, hk, &has_hk) < 0 ||
+		    !agent_permitted(c, r, user) || sid_len != last->sid_len || memcmp(sid, last->sid, sid_len) != 0 ||
+		    (c->n_binds > 1 && !has_hk) || (has_hk && memcmp(hk, last->hostkey, 32) != 0)) {
+			log_info("ssh-agent: refused a signature by destination-constrained key '%s' for uid %d pid %d",
+			         k->info.label, (int)c->uid, (int)c->pid);
+			agent_fail(c);
+			return;
+		}
 	}
 	j = calloc(1, sizeof(*j));
 	if (j)
@@ -487,6 +828,7 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 	const uint8_t *type, *pkp, *sk, *comment;
 	size_t type_len, pk_len, sk_len, comment_len;
 	uint32_t lifetime = 0;
+	AgentRestrict *restrict_ = NULL;
 	char label[PROTO_LABEL_MAX + 1];
 	AgentJob *j;
 	Key *k;
@@ -514,26 +856,35 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 				in->bad = true;
 		} else if (ct == AGENT_CONSTRAIN_CONFIRM) {
 			log_info("ssh-agent: refused a key with the confirm constraint: no confirm program is configured");
+			agent_restrict_free(restrict_);
 			agent_fail(c);
 			return;
 		} else {
-			size_t nl;
+			size_t nl, pl;
 			const uint8_t *name = ct == AGENT_CONSTRAIN_EXTENSION ? agent_get_string(in, &nl) : NULL;
 
+			if (agent_string_is(name, nl, "restrict-destination-v00@openssh.com") && !restrict_) {
+				const uint8_t *payload = agent_get_string(in, &pl);
+
+				if (!in->bad && !(restrict_ = agent_parse_restrict(payload, pl))) {
+					log_info("ssh-agent: refused a key with a malformed destination constraint");
+					agent_fail(c);
+					return;
+				}
+				continue;
+			}
 			if (name)
 				log_info("ssh-agent: refused a key with the unsupported constraint %.*s",
 				         (int)(nl > 64 ? 64 : nl), (const char *)name);
 			else
 				log_info("ssh-agent: refused a key with unknown constraint %u", (unsigned)ct);
+			agent_restrict_free(restrict_);
 			agent_fail(c);
 			return;
 		}
 	}
-	if (in->bad || in->n != 0) {
-		agent_fail(c);
-		return;
-	}
-	if (s->locked) {
+	if (in->bad || in->n != 0 || s->locked) {
+		agent_restrict_free(restrict_);
 		agent_fail(c);
 		return;
 	}
@@ -546,25 +897,35 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 			agent_timer_cancel(a, pkp);
 			r = 0;
 		}
-		agent_send_byte(c, r < 0 ? AGENT_FAILURE : AGENT_SUCCESS);
+		if (r < 0) {
+			agent_restrict_free(restrict_);
+			agent_fail(c);
+			return;
+		}
+		agent_restrict_set(a, pkp, restrict_);
+		agent_send_byte(c, AGENT_SUCCESS);
 		return;
 	}
 	if (!agent_pick_label(a, comment, comment_len, pkp, label)) {
+		agent_restrict_free(restrict_);
 		agent_fail(c);
 		return;
 	}
 	j = calloc(1, sizeof(*j));
 	if (!j) {
+		agent_restrict_free(restrict_);
 		agent_fail(c);
 		return;
 	}
 	r = keystore_reserve(&s->keystore, label, PROTO_KEY_ED25519, false, &j->key);
 	if (r) {
 		free(j);
+		agent_restrict_free(restrict_);
 		agent_fail(c);
 		return;
 	}
 	j->kind = JOB_ADD;
+	j->restrict_ = restrict_;
 	memcpy(j->seed, sk, 32);
 	memcpy(j->pk, pkp, 32);
 	j->lifetime = lifetime;
@@ -676,17 +1037,21 @@ static void agent_session_bind(AgentConn *c, AgentIn *in)
 	sid = agent_get_string(in, &sid_len);
 	sig = agent_get_string(in, &sig_len);
 	fwd = agent_get_u8(in) != 0;
-	if (in->bad || in->n != 0 || sid_len == 0 || sid_len > 128 || agent_parse_ed25519_blob(hk, hk_len, pk) < 0 ||
+	if (in->bad || in->n != 0 || sid_len == 0 || sid_len > sizeof(c->binds[0].sid) || agent_parse_ed25519_blob(hk, hk_len, pk) < 0 ||
 	    agent_parse_ed25519_sig(sig, sig_len, s) < 0 ||
 	    sigil_ed25519_verify(s, sid, sid_len, pk, SIGIL_ED25519_STRICT) != 0) {
+		c->bind_failed = true;
 		agent_fail(c);
 		return;
 	}
 	/* as OpenSSH: nothing may be bound after a binding for authentication */
 	if (c->n_binds >= AGENT_MAX_BINDS || (c->n_binds > 0 && !c->binds[c->n_binds - 1].forwarding)) {
+		c->bind_failed = true;
 		agent_fail(c);
 		return;
 	}
+	memcpy(c->binds[c->n_binds].sid, sid, sid_len);
+	c->binds[c->n_binds].sid_len = sid_len;
 	memcpy(c->binds[c->n_binds].hostkey, pk, 32);
 	c->binds[c->n_binds].forwarding = fwd;
 	c->n_binds++;
@@ -1049,6 +1414,8 @@ void agent_free(Agent *a)
 		unlink(a->path);
 		free(a->path);
 	}
+	while (a->restricts)
+		agent_restrict_set(a, a->restricts->pk, NULL);
 	sigil_wipe(a, sizeof(*a));
 	free(a);
 }

@@ -432,8 +432,8 @@ static void test_ssh_login(void **state)
 	         "-o BatchMode=yes -o PasswordAuthentication=no -o IdentityFile=none -o IdentityAgent=%s "
 	         "root@127.0.0.1",
 	         port, agent_sock);
-	/* the key only in sigild: the private key file is deleted */
-	assert_int_equal(run("ssh-add -D && ssh-add login && rm -f login"), 0);
+	/* the key only in sigild: the private key file is moved away */
+	assert_int_equal(run("ssh-add -D && ssh-add login && mv login login.saved"), 0);
 	st = run("%s 'echo logged-in-as-$(id -un)'", cmd);
 	if (st != 0)
 		run("cat sshd.log; tail -20 sigild.log");
@@ -442,6 +442,33 @@ static void test_ssh_login(void **state)
 	/* and without it in the agent, the login fails */
 	assert_int_equal(run("ssh-add -D"), 0);
 	assert_int_not_equal(run("%s true", cmd), 0);
+
+	/* restrict-destination-v00@openssh.com (ssh-add -h): the key works
+	 * towards the host whose key is named, on a connection that ssh bound
+	 * to that host (session-bind@openssh.com) ... */
+	assert_int_equal(run("mv login.saved login && echo \"sigiltest $(cat hostkey.pub)\" > kh"), 0);
+	assert_int_equal(run("ssh-add -H kh -h sigiltest login"), 0);
+	assert_int_equal(run("ssh-add -l"), 0);
+	assert_non_null(strstr(out, " login (ED25519)"));
+	st = run("%s 'echo restricted-ok'", cmd);
+	if (st != 0)
+		run("cat sshd.log; tail -20 sigild.log");
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "restricted-ok"));
+	/* ... but signs nothing on an unbound connection (ssh-keygen -Y) */
+	assert_int_equal(run("echo data > rd.txt && rm -f rd.txt.sig"), 0);
+	assert_int_not_equal(run("ssh-keygen -Y sign -f login.pub -U -n file rd.txt"), 0);
+	/* a key restricted to another host's key does not log in here */
+	assert_int_equal(run("ssh-add -D && rm -f other other.pub && ssh-keygen -q -t ed25519 -N '' -f other && "
+	                     "echo \"otherhost $(cat other.pub)\" > kh2"), 0);
+	assert_int_equal(run("ssh-add -H kh2 -h otherhost login"), 0);
+	assert_int_not_equal(run("%s true", cmd), 0);
+	/* and a user pattern that does not match refuses too */
+	assert_int_equal(run("ssh-add -D && ssh-add -H kh -h 'nobody@sigiltest' login"), 0);
+	assert_int_not_equal(run("%s true", cmd), 0);
+	assert_int_equal(run("ssh-add -D && ssh-add -H kh -h 'ro*@sigiltest' login"), 0);
+	assert_int_equal(run("%s true", cmd), 0);
+	assert_int_equal(run("ssh-add -D"), 0);
 	kill(sshd, SIGTERM);
 	waitpid(sshd, NULL, 0);
 }
