@@ -984,6 +984,7 @@ static void agent_lock(AgentConn *c, AgentIn *in, bool lock)
 	const uint8_t *pass;
 	size_t len;
 	uint8_t h[32];
+	int r;
 
 	pass = agent_get_string(in, &len);
 	if (in->bad || in->n != 0) {
@@ -998,24 +999,37 @@ static void agent_lock(AgentConn *c, AgentIn *in, bool lock)
 		randombytes_buf(a->lock_salt, sizeof(a->lock_salt));
 		agent_lock_hash(a, pass, len, a->lock_hash);
 		a->has_lock = true;
+		/* as the main socket's lock: decrypted keys are wiped */
+		keystore_lock(&s->keystore);
 		s->locked = true;
 		log_info("ssh-agent: locked by uid %d pid %d", (int)c->uid, (int)c->pid);
 		agent_send_byte(c, AGENT_SUCCESS);
 		return;
 	}
-	/* unlock: only a lock taken here, with its passphrase */
-	if (!s->locked || !a->has_lock) {
+	/* unlock: a lock taken here needs its passphrase; then the keys are
+	 * opened again as the main socket's unlock does (with this passphrase
+	 * when they are sealed under one) */
+	if (!s->locked) {
 		agent_fail(c);
 		return;
 	}
-	agent_lock_hash(a, pass, len, h);
-	if (sigil_verify32(h, a->lock_hash) != 0) {
+	if (a->has_lock) {
+		agent_lock_hash(a, pass, len, h);
+		if (sigil_verify32(h, a->lock_hash) != 0) {
+			sigil_wipe(h, sizeof(h));
+			log_info("ssh-agent: wrong unlock passphrase from uid %d pid %d", (int)c->uid, (int)c->pid);
+			agent_fail(c);
+			return;
+		}
 		sigil_wipe(h, sizeof(h));
-		log_info("ssh-agent: wrong unlock passphrase from uid %d pid %d", (int)c->uid, (int)c->pid);
+	}
+	r = keystore_unlock(&s->keystore, pass, len);
+	if (r) {
+		log_warn("ssh-agent: unlock for uid %d pid %d failed (%d): wrong passphrase for the sealed keys?",
+		         (int)c->uid, (int)c->pid, r);
 		agent_fail(c);
 		return;
 	}
-	sigil_wipe(h, sizeof(h));
 	sigil_wipe(a->lock_hash, sizeof(a->lock_hash));
 	a->has_lock = false;
 	s->locked = false;
