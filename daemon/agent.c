@@ -68,6 +68,7 @@ typedef struct AgentRestrict {
 	uint8_t pk[32];
 	AgentDest *dests;
 	size_t n_dests;
+	bool confirm;         /* ask ssh_agent_confirm_program before each use */
 } AgentRestrict;
 
 struct AgentConn {
@@ -512,7 +513,7 @@ static bool agent_dest_allows(const AgentRestrict *r, const uint8_t *from, const
  * constraints, for a signature as `user` (NULL: listing)? */
 static bool agent_permitted(const AgentConn *c, const AgentRestrict *r, const char *user)
 {
-	if (!r)
+	if (!r || r->n_dests == 0)
 		return true;
 	if (c->bind_failed)
 		return false;
@@ -713,6 +714,118 @@ static void agent_queue(AgentConn *c, AgentJob *j)
 	c->n_refs++;
 }
 
+/* ---- confirm constraint: ask ssh_agent_confirm_program ------------------------ */
+
+typedef struct AgentConfirm {
+	uv_process_t proc;
+	AgentConn *conn;
+	AgentJob *job;
+} AgentConfirm;
+
+extern char **environ;
+
+static void agent_confirm_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void agent_confirm_exit(uv_process_t *p, int64_t status, int sig)
+{
+	AgentConfirm *cf = p->data;
+	AgentConn *c = cf->conn;
+	AgentJob *j = cf->job;
+	Server *s = c->agent->server;
+
+	s->inflight--;
+	c->busy = false;
+	uv_close((uv_handle_t *)p, agent_confirm_closed);
+	if (c->closing) {
+		agent_job_free(j);
+	} else if (status == 0 && sig == 0 && !s->locked && !j->key->removed && j->key->secret) {
+		log_info("ssh-agent: use of key '%s' confirmed for uid %d pid %d", j->key->info.label, (int)c->uid,
+		         (int)c->pid);
+		agent_queue(c, j);
+	} else {
+		log_info("ssh-agent: use of key '%s' not confirmed for uid %d pid %d", j->key->info.label, (int)c->uid,
+		         (int)c->pid);
+		agent_job_free(j);
+		agent_fail(c);
+	}
+	if (!c->closing && !c->busy)
+		agent_conn_process(c);
+	agent_conn_unref(c);
+	server_maybe_finish(s);
+}
+
+/* run the confirm program; the job is queued if it exits 0 */
+static void agent_confirm(AgentConn *c, AgentJob *j)
+{
+	Server *s = c->agent->server;
+	const char *prog = s->config.ssh_agent_confirm_program;
+	uv_process_options_t o = { 0 };
+	AgentConfirm *cf;
+	char question[512], exe[256];
+	char *args[3], **env = NULL;
+	size_t n_env = 0;
+	ssize_t n;
+	int r;
+
+	if (!prog[0]) {
+		/* the program was removed from the configuration since the key was added */
+		log_info("ssh-agent: key '%s' needs confirmation but no ssh_agent_confirm_program is configured",
+		         j->key->info.label);
+		agent_job_free(j);
+		agent_fail(c);
+		return;
+	}
+	snprintf(question, sizeof(question), "/proc/%d/exe", (int)c->pid);
+	n = readlink(question, exe, sizeof(exe) - 1);
+	if (n < 0)
+		n = snprintf(exe, sizeof(exe), "?");
+	exe[n] = '\0';
+	snprintf(question, sizeof(question), "Allow use of key %s (%s) by uid %d pid %d (%s)?", j->key->info.label,
+	         j->key->info.fingerprint, (int)c->uid, (int)c->pid, exe);
+	while (environ[n_env])
+		n_env++;
+	cf = calloc(1, sizeof(*cf));
+	env = calloc(n_env + 2, sizeof(*env));
+	if (!cf || !env) {
+		free(cf);
+		free(env);
+		agent_job_free(j);
+		agent_fail(c);
+		return;
+	}
+	for (size_t i = 0, k = 0; i < n_env; i++)
+		if (strncmp(environ[i], "SSH_ASKPASS_PROMPT=", 19) != 0)
+			env[k++] = environ[i];
+	for (n_env = 0; env[n_env]; n_env++)
+		;
+	env[n_env] = (char *)"SSH_ASKPASS_PROMPT=confirm";
+	args[0] = (char *)prog;
+	args[1] = question;
+	args[2] = NULL;
+	o.file = prog;
+	o.args = args;
+	o.env = env;
+	o.exit_cb = agent_confirm_exit;
+	cf->conn = c;
+	cf->job = j;
+	cf->proc.data = cf;
+	r = uv_spawn(s->loop, &cf->proc, &o);
+	free(env);
+	if (r < 0) {
+		log_err("ssh-agent: cannot run %s: %s", prog, uv_strerror(r));
+		uv_close((uv_handle_t *)&cf->proc, agent_confirm_closed);
+		agent_job_free(j);
+		agent_fail(c);
+		return;
+	}
+	s->inflight++;
+	c->busy = true;
+	c->n_refs++;
+}
+
 /* ---- requests ------------------------------------------------------------- */
 
 static void agent_identities(AgentConn *c)
@@ -746,6 +859,7 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 	size_t blob_len, data_len;
 	uint32_t flags;
 	uint8_t pk[32];
+	const AgentRestrict *r;
 	AgentJob *j;
 	Key *k;
 
@@ -770,8 +884,8 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 		agent_fail(c);
 		return;
 	}
-	if (agent_restrict_find(a, pk)) {
-		const AgentRestrict *r = agent_restrict_find(a, pk);
+	r = agent_restrict_find(a, pk);
+	if (r && r->n_dests) {
 		const uint8_t *sid;
 		size_t sid_len;
 		char user[256];
@@ -802,7 +916,10 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 	j->msg_len = data_len;
 	j->kind = JOB_SIGN;
 	j->key = key_ref(k);
-	agent_queue(c, j);
+	if (r && r->confirm)
+		agent_confirm(c, j);
+	else
+		agent_queue(c, j);
 }
 
 /* a label for an added key: its comment if that is a free valid label,
@@ -829,6 +946,7 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 	size_t type_len, pk_len, sk_len, comment_len;
 	uint32_t lifetime = 0;
 	AgentRestrict *restrict_ = NULL;
+	bool confirm = false;
 	char label[PROTO_LABEL_MAX + 1];
 	AgentJob *j;
 	Key *k;
@@ -855,10 +973,14 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 			if (lifetime == 0)
 				in->bad = true;
 		} else if (ct == AGENT_CONSTRAIN_CONFIRM) {
-			log_info("ssh-agent: refused a key with the confirm constraint: no confirm program is configured");
-			agent_restrict_free(restrict_);
-			agent_fail(c);
-			return;
+			if (!s->config.ssh_agent_confirm_program[0]) {
+				log_info("ssh-agent: refused a key with the confirm constraint: "
+				         "no ssh_agent_confirm_program is configured");
+				agent_restrict_free(restrict_);
+				agent_fail(c);
+				return;
+			}
+			confirm = true;
 		} else {
 			size_t nl, pl;
 			const uint8_t *name = ct == AGENT_CONSTRAIN_EXTENSION ? agent_get_string(in, &nl) : NULL;
@@ -883,11 +1005,15 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 			return;
 		}
 	}
-	if (in->bad || in->n != 0 || s->locked) {
+	if (!in->bad && confirm && !restrict_)
+		restrict_ = calloc(1, sizeof(*restrict_));
+	if (in->bad || in->n != 0 || s->locked || (confirm && !restrict_)) {
 		agent_restrict_free(restrict_);
 		agent_fail(c);
 		return;
 	}
+	if (confirm)
+		restrict_->confirm = true;
 	k = agent_find_pk(a, pkp);
 	if (k) {
 		/* as OpenSSH: adding a key again replaces its constraints */

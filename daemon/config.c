@@ -156,6 +156,17 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 			}
 			continue;
 		}
+		if (strcmp(k, "ssh_agent_confirm_program") == 0) {
+			/* added for the ssh-agent (issue 7) */
+			if (*v && (v[0] != '/' || strlen(v) >= sizeof(c.ssh_agent_confirm_program))) {
+				snprintf(errmsg, errmsg_len, "%s:%u: ssh_agent_confirm_program must be an absolute path "
+				         "shorter than %zu bytes", path, lineno, sizeof(c.ssh_agent_confirm_program));
+				r = CONFIG_E_INVALID;
+				break;
+			}
+			memcpy(c.ssh_agent_confirm_program, v, strlen(v) + 1);
+			continue;
+		}
 		if (strcmp(k, "socket_group") == 0) {
 			unsigned gid;
 

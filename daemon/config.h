@@ -25,6 +25,7 @@ typedef struct Config {
 	unsigned max_connections;
 	unsigned idle_timeout_s;        /* to finish a frame once started */
 	unsigned shutdown_timeout_s;
+	char ssh_agent_confirm_program[256]; /* absolute path; empty: confirm constraints refused */
 } Config;
 
 enum {

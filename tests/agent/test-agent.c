@@ -37,6 +37,7 @@ static char dir[64];      /* the test's temporary directory */
 static char agent_sock[128];
 static char main_sock[128];
 static char log_path[128];
+static char conf_path[128];
 static pid_t sigild_pid = -1;
 static char out[65536];   /* output of the last run() */
 
@@ -130,7 +131,26 @@ static int setup_all(void **state)
 	snprintf(agent_sock, sizeof(agent_sock), "%s/run/agent.sock", dir);
 	snprintf(main_sock, sizeof(main_sock), "%s/run/sigild.sock", dir);
 	snprintf(log_path, sizeof(log_path), "%s/sigild.log", dir);
+	snprintf(conf_path, sizeof(conf_path), "%s/sigil.conf", dir);
 	setenv("SSH_AUTH_SOCK", agent_sock, 1);
+	/* the confirm program answers what the file "answer" says */
+	{
+		char path[160];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/confirm.sh", dir);
+		f = fopen(path, "w");
+		if (!f)
+			fail_msg("cannot write %s", path);
+		fprintf(f, "#!/bin/sh\necho \"$SSH_ASKPASS_PROMPT:$1\" >> %s/confirm.log\nexit $(cat %s/answer)\n", dir, dir);
+		fclose(f);
+		chmod(path, 0700);
+		f = fopen(conf_path, "w");
+		if (!f)
+			fail_msg("cannot write %s", conf_path);
+		fprintf(f, "ssh_agent_confirm_program = %s\n", path);
+		fclose(f);
+	}
 	/* the tools must not read the caller's ~/.ssh or ~/.gitconfig */
 	setenv("HOME", dir, 1);
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
@@ -146,7 +166,7 @@ static int setup_all(void **state)
 		}
 		snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
 		execl(sigild, sigild, "--socket", main_sock, "--ssh-agent-socket", agent_sock, "--state-dir", state_dir,
-		      "--workers", "2", "--foreground", (char *)NULL);
+		      "--config", conf_path, "--workers", "2", "--foreground", (char *)NULL);
 		_exit(127);
 	}
 	for (uint64_t t0 = now_ms(); now_ms() - t0 < 15000; usleep(10000)) {
@@ -278,11 +298,30 @@ static void test_lifetime(void **state)
 	assert_int_not_equal(run("ls state/keys/ | grep '^short'"), 0);
 }
 
-static void test_confirm_refused(void **state)
+static void test_confirm(void **state)
 {
 	(void)state;
 	keygen("conf");
-	assert_int_not_equal(run("ssh-add -c conf"), 0);
+	assert_int_equal(run("echo 0 > answer && rm -f confirm.log"), 0);
+	assert_int_equal(run("ssh-add -c conf"), 0);
+	/* the program is asked before each use; exit 0 allows it */
+	assert_int_equal(run("echo data > cdata && rm -f cdata.sig && ssh-keygen -Y sign -f conf.pub -U -n file cdata"), 0);
+	assert_int_equal(run("cat confirm.log"), 0);
+	assert_non_null(strstr(out, "confirm:Allow use of key conf (SHA256:"));
+	assert_int_equal(run("echo 1 > answer && rm -f cdata.sig"), 0);
+	assert_int_not_equal(run("ssh-keygen -Y sign -f conf.pub -U -n file cdata"), 0);
+	assert_int_equal(run("wc -l < confirm.log"), 0);
+	assert_int_equal(atoi(out), 2);
+	/* without a program (configuration reloaded on SIGHUP) the constraint
+	 * is refused, and the key added with it is not used */
+	assert_int_equal(run("cp sigil.conf sigil.conf.saved && : > sigil.conf && kill -HUP %d && sleep 0.5",
+	                     (int)sigild_pid), 0);
+	keygen("conf2");
+	assert_int_not_equal(run("ssh-add -c conf2"), 0);
+	assert_int_equal(run("echo 0 > answer"), 0);
+	assert_int_not_equal(run("ssh-keygen -Y sign -f conf.pub -U -n file cdata"), 0);
+	assert_int_equal(run("mv sigil.conf.saved sigil.conf && kill -HUP %d && sleep 0.5", (int)sigild_pid), 0);
+	assert_int_equal(run("ssh-add -D"), 0);
 	assert_empty();
 }
 
@@ -780,7 +819,7 @@ int main(void)
 		cmocka_unit_test(test_remove_all),
 		cmocka_unit_test(test_add_twice_and_label_clash),
 		cmocka_unit_test(test_lifetime),
-		cmocka_unit_test(test_confirm_refused),
+		cmocka_unit_test(test_confirm),
 		cmocka_unit_test(test_not_ed25519_refused),
 		cmocka_unit_test(test_lock_unlock),
 		cmocka_unit_test(test_sshsig),
