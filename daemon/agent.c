@@ -25,6 +25,7 @@
 
 #include "agent-msg.h"
 #include "agent.h"
+#include "keyfile.h"
 #include "log.h"
 
 #define AGENT_MAX_BINDS 16 /* session-bind@openssh.com per connection, as OpenSSH */
@@ -660,12 +661,27 @@ static void agent_job_done(uv_work_t *w, int status)
 		}
 	} else {
 		if (status == 0 && j->r == 0) {
+			bool memory_only = !s->config.ssh_agent_persist || j->lifetime || j->restrict_;
+			int rr = 0;
+
 			keystore_commit(&s->keystore, j->key);
 			agent_restrict_set(a, j->pk, j->restrict_);
 			j->restrict_ = NULL;
-			log_info("ssh-agent: added key '%s' (%s) for uid %d", j->key->info.label,
-			         j->key->info.fingerprint, (int)c->uid);
-			if (j->lifetime && agent_timer_add(a, j->key->info.label, j->pk, j->lifetime) < 0) {
+			/* memory-only: the key file goes at once (a constrained key must
+			 * never come back without its constraints after a restart) */
+			if (memory_only && s->keystore.dirfd >= 0) {
+				rr = keyfile_remove(s->keystore.dirfd, j->key->info.label);
+				if (rr == -ENOENT)
+					rr = 0;
+			}
+			log_info("ssh-agent: added key '%s' (%s) for uid %d%s", j->key->info.label,
+			         j->key->info.fingerprint, (int)c->uid, memory_only ? ", in memory only" : "");
+			if (rr < 0) {
+				log_err("ssh-agent: cannot remove the key file of memory-only key '%s': %s",
+				        j->key->info.label, strerror(-rr));
+				agent_delete_key(a, j->key);
+				agent_fail(c);
+			} else if (j->lifetime && agent_timer_add(a, j->key->info.label, j->pk, j->lifetime) < 0) {
 				/* a key that cannot expire must not stay */
 				agent_delete_key(a, j->key);
 				agent_fail(c);
@@ -1015,6 +1031,19 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 	if (confirm)
 		restrict_->confirm = true;
 	k = agent_find_pk(a, pkp);
+	if (k && (lifetime || restrict_) && s->keystore.dirfd >= 0) {
+		char name[PROTO_LABEL_MAX + sizeof(KEYFILE_SUFFIX)];
+
+		snprintf(name, sizeof(name), "%s" KEYFILE_SUFFIX, k->info.label);
+		if (faccessat(s->keystore.dirfd, name, F_OK, 0) == 0) {
+			/* its constraints would be lost at the next start */
+			log_info("ssh-agent: refused constraints on key '%s', which has a key file: delete it first",
+			         k->info.label);
+			agent_restrict_free(restrict_);
+			agent_fail(c);
+			return;
+		}
+	}
 	if (k) {
 		/* as OpenSSH: adding a key again replaces its constraints */
 		if (lifetime)

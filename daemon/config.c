@@ -29,6 +29,7 @@ void config_init(Config *c)
 	c->max_connections = 1000;
 	c->idle_timeout_s = 30;
 	c->shutdown_timeout_s = 10;
+	c->ssh_agent_persist = true;
 }
 
 static char *trim(char *s)
@@ -154,6 +155,16 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 				r = CONFIG_E_INVALID;
 				break;
 			}
+			continue;
+		}
+		if (strcmp(k, "ssh_agent_persist") == 0) {
+			/* added for the ssh-agent (issue 7) */
+			if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+				snprintf(errmsg, errmsg_len, "%s:%u: ssh_agent_persist must be yes or no", path, lineno);
+				r = CONFIG_E_INVALID;
+				break;
+			}
+			c.ssh_agent_persist = v[0] == 'y';
 			continue;
 		}
 		if (strcmp(k, "ssh_agent_confirm_program") == 0) {

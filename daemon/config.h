@@ -26,6 +26,7 @@ typedef struct Config {
 	unsigned idle_timeout_s;        /* to finish a frame once started */
 	unsigned shutdown_timeout_s;
 	char ssh_agent_confirm_program[256]; /* absolute path; empty: confirm constraints refused */
+	bool ssh_agent_persist;         /* keys added through the agent get a key file */
 } Config;
 
 enum {

@@ -292,10 +292,36 @@ static void test_lifetime(void **state)
 	assert_int_equal(run("ssh-add -t 1 short"), 0);
 	assert_int_equal(run("ssh-add -l"), 0);
 	assert_non_null(strstr(out, " short (ED25519)"));
+	/* a constrained key is memory-only: no key file */
+	assert_int_not_equal(run("ls state/keys/ | grep '^short'"), 0);
 	usleep(2500 * 1000);
 	assert_empty();
 	/* and its key file is gone */
 	assert_int_not_equal(run("ls state/keys/ | grep '^short'"), 0);
+}
+
+static void test_persist(void **state)
+{
+	(void)state;
+	/* a key with a key file cannot take constraints it would lose at restart */
+	keygen("kept");
+	assert_int_equal(run("ssh-add kept"), 0);
+	assert_int_equal(run("ls state/keys/ | grep -c '^kept'"), 0);
+	assert_int_not_equal(run("ssh-add -t 60 kept"), 0);
+	assert_int_equal(run("ssh-add -D"), 0);
+	/* ssh_agent_persist = no: keys live in memory only */
+	assert_int_equal(run("cp sigil.conf sigil.conf.saved && echo 'ssh_agent_persist = no' >> sigil.conf && "
+	                     "kill -HUP %d && sleep 0.5", (int)sigild_pid), 0);
+	keygen("volatile");
+	assert_int_equal(run("ssh-add volatile"), 0);
+	assert_int_equal(run("ssh-add -l"), 0);
+	assert_non_null(strstr(out, " volatile (ED25519)"));
+	assert_int_not_equal(run("ls state/keys/ | grep '^volatile'"), 0);
+	/* and then it can take constraints */
+	assert_int_equal(run("ssh-add -t 60 volatile"), 0);
+	assert_int_equal(run("ssh-add -d volatile.pub"), 0);
+	assert_empty();
+	assert_int_equal(run("mv sigil.conf.saved sigil.conf && kill -HUP %d && sleep 0.5", (int)sigild_pid), 0);
 }
 
 static void test_confirm(void **state)
@@ -820,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_add_twice_and_label_clash),
 		cmocka_unit_test(test_lifetime),
 		cmocka_unit_test(test_confirm),
+		cmocka_unit_test(test_persist),
 		cmocka_unit_test(test_not_ed25519_refused),
 		cmocka_unit_test(test_lock_unlock),
 		cmocka_unit_test(test_sshsig),
