@@ -81,6 +81,39 @@ for name, data in streams.items():
     put('proto-decode', name, b'\x00' + data)
     put('proto-decode', name + '-split', b'\x01' + data)
 
+# ssh-agent messages (draft-miller-ssh-agent): uint32 length, type, body
+def sshstr(b):
+    return struct.pack('>I', len(b)) + b
+
+
+def amsg(t, body=b''):
+    return struct.pack('>I', 1 + len(body)) + bytes([t]) + body
+
+
+blob = sshstr(b'ssh-ed25519') + sshstr(pk)
+add_sk = ed25519.Ed25519PrivateKey.from_private_bytes(b'\x66' * 32)
+add_pk = pub(add_sk.public_key())
+add_body = sshstr(b'ssh-ed25519') + sshstr(add_pk) + sshstr(b'\x66' * 32 + add_pk) + sshstr(b'fuzz@example')
+agent = {
+    'identities': amsg(11),
+    'sign': amsg(13, sshstr(blob) + sshstr(b'data to sign') + struct.pack('>I', 0)),
+    'sign-unknown-key': amsg(13, sshstr(sshstr(b'ssh-ed25519') + sshstr(bytes(32))) + sshstr(b'x') + struct.pack('>I', 0)),
+    'add-sign-remove': amsg(17, add_body) + amsg(11) +
+                       amsg(13, sshstr(sshstr(b'ssh-ed25519') + sshstr(add_pk)) + sshstr(b'm') + struct.pack('>I', 0)) +
+                       amsg(18, sshstr(sshstr(b'ssh-ed25519') + sshstr(add_pk))),
+    'add-constrained': amsg(25, add_body + bytes([1]) + struct.pack('>I', 60)),
+    'lock-unlock': amsg(22, sshstr(b'pw')) + amsg(11) + amsg(23, sshstr(b'pw')),
+    'extension-query': amsg(27, sshstr(b'query')),
+    'session-bind': amsg(27, sshstr(b'session-bind@openssh.com') + sshstr(blob) + sshstr(b'\x01' * 32) +
+                         sshstr(b'\x02' * 64) + b'\x00'),
+    'remove-all': amsg(19),
+    'unknown-type': amsg(200, b'abc'),
+    'too-long': struct.pack('>I', 1 << 20) + b'\x0b',
+    'truncated': amsg(13, sshstr(blob))[:-3],
+}
+for name, data in agent.items():
+    put('agent', name, data)
+
 # key files (format version 1, daemon/keyfile.c)
 def keyfile(label, typ=0, flags=0, created=1700000000, seed=b'\x55' * 32):
     lb = label.encode()
@@ -91,6 +124,14 @@ put('keyfile', 'x25519-exportable', b'\x01' + keyfile('bob.x', 1, 1))
 put('keyfile', 'fixed-name', b'\x00' + keyfile('fuzz'))
 put('keyfile', 'bad-version', b'\x01' + keyfile('carol')[:8] + b'\x02' + keyfile('carol')[9:])
 put('keyfile', 'truncated', b'\x01' + keyfile('dave')[:-1])
+
+# sealed key files: bit 0 set = built by keyfile_write_sealed in the target,
+# then one byte changed (last two bytes position, XOR)
+put('keyfile-sealed', 'intact', b'\x01' + bytes([0, 1, 0, 1, 2, 7, 5]) + b'\x55' * 64 + b'label00' + b'p' * 5 + b'\x00\x00\x00')
+put('keyfile-sealed', 'changed-header', b'\x01' + bytes([1, 0, 0, 1, 2, 3, 0]) + b'\x56' * 64 + b'abc' + b'\x00\x0a\x01')
+put('keyfile-sealed', 'changed-body', b'\x01' + bytes([0, 0, 9, 9, 9, 3, 0]) + b'\x57' * 64 + b'xyz' + b'\x00\x50\x80')
+put('keyfile-sealed', 'format1', b'\x00' + keyfile('fuzz'))
+put('keyfile-sealed', 'garbage', b'\x00SIGILKEY\x02' + bytes(60))
 
 # Ed25519 verify: flags bit 0 = sign with the seed, bits 1-3 = tweak
 for tweak in range(8):

@@ -25,7 +25,7 @@ merge=0
 replay=0
 ci=0
 targets=()
-all=(rpc proto-decode keyfile ed25519-verify ge-decode x25519 sshsig minisign signify keys)
+all=(rpc agent proto-decode keyfile keyfile-sealed ed25519-verify ge-decode x25519 sshsig minisign signify keys)
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -47,7 +47,7 @@ fi
 
 max_len() {
 	case "$1" in
-	rpc|proto-decode) echo 16384 ;;
+	rpc|agent|proto-decode) echo 16384 ;;
 	*) echo 4096 ;;
 	esac
 }
