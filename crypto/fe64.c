@@ -196,18 +196,17 @@ static void fe64_sq_n(fe64 *h, const fe64 *f, int n, const fe64_ops *ops)
 		ops->sq(h->v, h->v);
 }
 
-/* p - 2 = 2^255 - 21: the addition chain of fe_pow.c's fe_invert
- * (z^(2^250 - 1), then 5 squarings and z^11). */
-void fe64_invert(fe64 *h, const fe64 *f, const fe64_ops *ops)
+/* The common head of fe_pow.c's chains: out = z^(2^250 - 1), z11 = z^11. */
+static void fe64_pow_2_250_1(fe64 *out, fe64 *z11, const fe64 *zin, const fe64_ops *ops)
 {
-	fe64 z, z2, z9, z11, z2_5_0, z2_10_0, z2_20_0, z2_50_0, z2_100_0, t;
+	fe64 z, z2, z9, z2_5_0, z2_10_0, z2_20_0, z2_50_0, z2_100_0, t;
 
-	z = *f;
+	z = *zin;
 	ops->sq(z2.v, z.v);                    /* 2 */
 	fe64_sq_n(&t, &z2, 2, ops);            /* 8 */
 	ops->mul(z9.v, t.v, z.v);              /* 9 */
-	ops->mul(z11.v, z9.v, z2.v);           /* 11 */
-	ops->sq(t.v, z11.v);                   /* 22 */
+	ops->mul(z11->v, z9.v, z2.v);          /* 11 */
+	ops->sq(t.v, z11->v);                  /* 22 */
 	ops->mul(z2_5_0.v, t.v, z9.v);         /* 2^5 - 2^0 */
 	fe64_sq_n(&t, &z2_5_0, 5, ops);        /* 2^10 - 2^5 */
 	ops->mul(z2_10_0.v, t.v, z2_5_0.v);    /* 2^10 - 2^0 */
@@ -222,19 +221,40 @@ void fe64_invert(fe64 *h, const fe64 *f, const fe64_ops *ops)
 	fe64_sq_n(&t, &z2_100_0, 100, ops);    /* 2^200 - 2^100 */
 	ops->mul(t.v, t.v, z2_100_0.v);        /* 2^200 - 2^0 */
 	fe64_sq_n(&t, &t, 50, ops);            /* 2^250 - 2^50 */
-	ops->mul(t.v, t.v, z2_50_0.v);         /* 2^250 - 2^0 */
-	fe64_sq_n(&t, &t, 5, ops);             /* 2^255 - 2^5 */
-	ops->mul(h->v, t.v, z11.v);            /* 2^255 - 21 */
+	ops->mul(out->v, t.v, z2_50_0.v);      /* 2^250 - 2^0 */
 
-	/* powers of a secret (the ladder's z) */
+	/* powers of a secret */
 	sigil_wipe(&z, sizeof z);
 	sigil_wipe(&z2, sizeof z2);
 	sigil_wipe(&z9, sizeof z9);
-	sigil_wipe(&z11, sizeof z11);
 	sigil_wipe(&z2_5_0, sizeof z2_5_0);
 	sigil_wipe(&z2_10_0, sizeof z2_10_0);
 	sigil_wipe(&z2_20_0, sizeof z2_20_0);
 	sigil_wipe(&z2_50_0, sizeof z2_50_0);
 	sigil_wipe(&z2_100_0, sizeof z2_100_0);
 	sigil_wipe(&t, sizeof t);
+}
+
+/* p - 2 = 2^255 - 21: z^(2^250 - 1), 5 squarings, times z^11. */
+void fe64_invert(fe64 *h, const fe64 *f, const fe64_ops *ops)
+{
+	fe64 t, z11;
+	fe64_pow_2_250_1(&t, &z11, f, ops);
+	fe64_sq_n(&t, &t, 5, ops);             /* 2^255 - 2^5 */
+	ops->mul(h->v, t.v, z11.v);            /* 2^255 - 21 */
+	sigil_wipe(&t, sizeof t);
+	sigil_wipe(&z11, sizeof z11);
+}
+
+/* (p - 5) / 8 = 2^252 - 3: z^(2^250 - 1), 2 squarings, times z. */
+void fe64_pow22523(fe64 *h, const fe64 *f, const fe64_ops *ops)
+{
+	fe64 t, z11, z;
+	z = *f;
+	fe64_pow_2_250_1(&t, &z11, &z, ops);
+	fe64_sq_n(&t, &t, 2, ops);             /* 2^252 - 4 */
+	ops->mul(h->v, t.v, z.v);              /* 2^252 - 3 */
+	sigil_wipe(&t, sizeof t);
+	sigil_wipe(&z11, sizeof z11);
+	sigil_wipe(&z, sizeof z);
 }

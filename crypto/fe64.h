@@ -185,6 +185,9 @@ void fe64_frombytes(fe64 *h, const uint8_t s[32]);
 void fe64_tobytes(uint8_t s[32], const fe64 *h);
 /* h = 1/f = f^(p-2) mod p (0 maps to 0), with ops's mul and sq. */
 void fe64_invert(fe64 *h, const fe64 *f, const fe64_ops *ops);
+/* h = f^((p-5)/8) = f^(2^252 - 3), with ops's mul and sq (fe_pow22523 of
+ * fe_pow.c runs this when cpu.c found the assembly). */
+void fe64_pow22523(fe64 *h, const fe64 *f, const fe64_ops *ops);
 
 /* x25519.c: the two ladders behind sigil_x25519, for tests. out = X25519(k,
  * u) per RFC 7748 (k clamped inside); no all-zero check. */
