@@ -13,10 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sigil/crypto.h>
 
+#include "audit.h"
 #include "log.h"
+#include "policy.h"
 #include "server.h"
 #include "version.h"
 
@@ -52,6 +55,14 @@ static void reply_error(Conn *c, Request *rq, ProtoError code, const char *fmt, 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	conn_send_error(c, true, rq->req.msgid, code, msg);
+}
+
+/* the audit line of a private-key operation or key change (audit.h) */
+static void audit_rq(const Conn *c, const Key *key, const char *label, const char *op, const char *result,
+                     const char *why)
+{
+	audit_event(c->uid, c->pid, c->exe, key ? key->info.label : label, key ? key->info.fingerprint : NULL, op,
+	            result, why);
 }
 
 static sigil_ed25519_policy policy_of(ProtoPolicy p)
@@ -175,12 +186,14 @@ static void work_done(uv_work_t *w, int status)
 	}
 	switch (q->method) {
 	case PROTO_METHOD_SIGN:
+		audit_rq(c, rq->key, NULL, "sign", rq->r ? "error" : "ok", NULL);
 		if (rq->r)
 			reply_error(c, rq, PROTO_E_INTERNAL, "signing failed");
 		else
 			conn_send_response(c, &rq->resp);
 		break;
 	case PROTO_METHOD_DH:
+		audit_rq(c, rq->key, NULL, "dh", rq->r ? "error" : "ok", rq->r ? "small-order peer key" : NULL);
 		if (rq->r)
 			reply_error(c, rq, PROTO_E_INVALID_KEY,
 			            "peer public key has small order (the shared secret would be zero)");
@@ -198,6 +211,8 @@ static void work_done(uv_work_t *w, int status)
 		break;
 	case PROTO_METHOD_KEY_GENERATE:
 	case PROTO_METHOD_KEY_IMPORT:
+		audit_rq(c, rq->key, NULL, q->method == PROTO_METHOD_KEY_GENERATE ? "generate" : "import",
+		         rq->r ? "error" : "ok", rq->r ? strerror(-rq->r) : NULL);
 		if (rq->r) {
 			log_err("cannot store key '%s': %s", rq->key->info.label, strerror(-rq->r));
 			keystore_abort(&s->keystore, rq->key);
@@ -291,35 +306,53 @@ static void key_list(Conn *c, Request *rq)
 static Key *private_key(Conn *c, Request *rq, const char *label, ProtoKeyType want)
 {
 	Server *s = c->server;
+	bool sign = rq->req.method == PROTO_METHOD_SIGN;
+	const char *op = sign ? "sign" : "dh";
+	PolicyPeer peer = { .uid = c->uid, .gid = c->gid, .pid = c->pid, .exe = c->exe };
+	char why[PROTO_MESSAGE_MAX - 64];
 	Key *key;
 
+	key = keystore_find(&s->keystore, label);
 	if (s->locked || s->keystore.locked) {
+		audit_rq(c, key, label, op, "locked", NULL);
 		reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
 		return NULL;
 	}
-	key = keystore_find(&s->keystore, label);
 	if (!key) {
+		audit_rq(c, NULL, label, op, "not_found", NULL);
 		reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", label);
 		return NULL;
 	}
 	if (!key->secret) {
+		audit_rq(c, key, label, op, "locked", NULL);
 		reply_error(c, rq, PROTO_E_LOCKED, "key '%s' is not open: unlock sigild first", label);
 		return NULL;
 	}
 	if (key->info.type != want) {
+		audit_rq(c, key, label, op, "wrong_type", NULL);
 		reply_error(c, rq, PROTO_E_WRONG_TYPE, "key '%s' is %s; %s needs an %s key", label,
-		            proto_key_type_name(key->info.type), rq->req.method == PROTO_METHOD_SIGN ? "sign" : "dh",
-		            proto_key_type_name(want));
+		            proto_key_type_name(key->info.type), op, proto_key_type_name(want));
+		return NULL;
+	}
+	if (!policy_check(&key->policy, &key->use, sign ? PROTO_OP_SIGN : PROTO_OP_DH, &peer,
+	                  (int64_t)time(NULL), uv_now(s->loop), why, sizeof(why))) {
+		audit_rq(c, key, label, op, "denied", why);
+		reply_error(c, rq, PROTO_E_DENIED, "key '%s': %s", label, why);
 		return NULL;
 	}
 	return key_ref(key);
 }
 
-static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, bool exportable)
+static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, bool exportable,
+                    const ProtoKeyPolicy *policy)
 {
 	Key *key = NULL;
+	const char *op = rq->req.method == PROTO_METHOD_KEY_GENERATE ? "generate" : "import";
 	int r = keystore_reserve(&c->server->keystore, label, type, exportable, &key);
 
+	if (r)
+		audit_rq(c, NULL, label, op, r == KEYSTORE_E_EXISTS ? "exists" : r == KEYSTORE_E_LOCKED ? "locked" : "error",
+		         NULL);
 	if (r == KEYSTORE_E_EXISTS) {
 		reply_error(c, rq, PROTO_E_EXISTS, "a key labelled '%s' exists", label);
 		request_free(rq);
@@ -334,6 +367,10 @@ static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, 
 		reply_error(c, rq, PROTO_E_INTERNAL, "out of memory");
 		request_free(rq);
 		return;
+	}
+	if (policy) { /* pending: stored by keystore_materialize() */
+		key->policy = *policy;
+		key->info.policy = &key->policy;
 	}
 	rq->key = key;
 	queue(c, rq);
@@ -411,8 +448,13 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		conn_send_response(c, &rq->resp);
 		break;
 	}
-	case PROTO_METHOD_KEY_DELETE:
+	case PROTO_METHOD_KEY_DELETE: {
+		Key *old = key_ref(keystore_find(&s->keystore, q->u.key_delete.label));
+
 		r = keystore_delete(&s->keystore, q->u.key_delete.label);
+		audit_rq(c, old, q->u.key_delete.label, "delete",
+		         r == KEYSTORE_E_NOT_FOUND ? "not_found" : r ? "error" : "ok", r < 0 ? strerror(-r) : NULL);
+		key_unref(old);
 		if (r == KEYSTORE_E_NOT_FOUND) {
 			reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", q->u.key_delete.label);
 		} else if (r) {
@@ -423,11 +465,13 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 			conn_send_response(c, &rq->resp);
 		}
 		break;
+	}
 	case PROTO_METHOD_LOCK:
 		if (!s->locked)
 			log_info("locked by uid %d pid %d: decrypted keys wiped", (int)c->uid, (int)c->pid);
 		keystore_lock(&s->keystore);
 		s->locked = true;
+		audit_rq(c, NULL, NULL, "lock", "ok", NULL);
 		conn_send_response(c, &rq->resp);
 		break;
 	case PROTO_METHOD_UNLOCK: {
@@ -436,6 +480,7 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 
 		r = keystore_unlock(&s->keystore, has ? q->u.unlock.passphrase.data : NULL,
 		                    has ? q->u.unlock.passphrase.len : 0);
+		audit_rq(c, NULL, NULL, "unlock", r == 0 ? "ok" : r == KEYSTORE_E_WRONG ? "denied" : "error", NULL);
 		if (r == KEYSTORE_E_WRONG) {
 			log_warn("unlock refused (wrong passphrase or master key) for uid %d pid %d", (int)c->uid,
 			         (int)c->pid);
@@ -479,10 +524,12 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		queue(c, rq);
 		return;
 	case PROTO_METHOD_KEY_GENERATE:
-		new_key(c, rq, q->u.key_generate.label, q->u.key_generate.type, q->u.key_generate.exportable);
+		new_key(c, rq, q->u.key_generate.label, q->u.key_generate.type, q->u.key_generate.exportable,
+		        q->u.key_generate.policy);
 		return;
 	case PROTO_METHOD_KEY_IMPORT:
-		new_key(c, rq, q->u.key_import.label, q->u.key_import.type, q->u.key_import.exportable);
+		new_key(c, rq, q->u.key_import.label, q->u.key_import.type, q->u.key_import.exportable,
+		        q->u.key_import.policy);
 		return;
 	default:
 		reply_error(c, rq, PROTO_E_UNKNOWN_METHOD, "unknown method");

@@ -154,6 +154,7 @@ static void key_meta(const Key *key, KeyFileMeta *meta)
 	meta->exportable = key->info.exportable;
 	meta->created = key->info.created;
 	memcpy(meta->public_key, key->info.public_key, 32);
+	meta->policy_len = (size_t)policy_encode(meta->policy, sizeof(meta->policy), &key->policy);
 }
 
 /*
@@ -180,6 +181,13 @@ static int key_open(Keystore *ks, Key *key, const char *name)
 		log_err("refusing keys/%s: not a valid key file", name);
 	else if (r < 0)
 		log_err("refusing keys/%s: %s", name, strerror(-r));
+	if (r == 0) {
+		ProtoKeyPolicy pol;
+
+		if (policy_decode(&pol, meta.policy, meta.policy_len) < 0 ||
+		    memcmp(&pol, &key->policy, sizeof(pol)) != 0)
+			r = KEYFILE_E_INVALID;
+	}
 	if (r == 0 && (meta.type != key->info.type || strcmp(meta.label, key->info.label) != 0 ||
 	               meta.created != key->info.created || meta.exportable != key->info.exportable)) {
 		log_err("refusing keys/%s: its header changed since it was loaded", name);
@@ -268,6 +276,12 @@ static int keystore_load(Keystore *ks)
 		key->info.exportable = meta.exportable;
 		key->info.created = meta.created;
 		memcpy(key->info.public_key, meta.public_key, 32);
+		if (policy_decode(&key->policy, meta.policy, meta.policy_len) < 0) {
+			log_err("refusing keys/%s: its policy is malformed", de->d_name);
+			key_unref(key);
+			continue;
+		}
+		key->info.policy = key->policy.set ? &key->policy : NULL;
 		if (meta.version == 2)
 			keystore_fingerprint(key->info.fingerprint, key->info.type, key->info.public_key);
 		if (ks->seal.mk || meta.version == 1) {

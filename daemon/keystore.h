@@ -17,6 +17,7 @@
 
 #include <sigil/crypto.h>
 
+#include "policy.h"
 #include "proto.h"
 #include "seal.h"
 
@@ -30,6 +31,10 @@
  *   master key sources, keystore_open_sealed() takes SealOptions.
  * - New: keystore_lock(), keystore_unlock(), KEYSTORE_E_LOCKED (from
  *   keystore_reserve() while locked), KEYSTORE_E_WRONG.
+ * - Key gained policy and use (policy counters); info.policy points to
+ *   key->policy when the key has one (set both on a pending key before
+ *   keystore_materialize(); stored in the authenticated header of the key
+ *   file).
  * - A Key's secret is NULL while the store is locked: check key->secret
  *   (or ks->locked) before a private-key operation.
  */
@@ -46,6 +51,8 @@ typedef struct Key {
 	bool pending;       /* being generated/imported: label reserved, invisible */
 	bool removed;       /* no longer in the store (deleted) */
 	ProtoKeyInfo info;
+	ProtoKeyPolicy policy; /* .set false: no policy (info.policy NULL) */
+	PolicyUse use;      /* policy counters (loop thread) */
 	bool wipe_pending;  /* locked while in use: wipe the secret at the last unref */
 	KeySecret *secret;  /* NULL until materialized, and while locked */
 } Key;

@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "audit.h"
 #include "keystore.h"
 #include "log.h"
 #include "secmem.h"
@@ -51,6 +52,7 @@ static void usage(FILE *f)
 	        "  --pwhash-ops N           Argon2id opslimit for a new passphrase (default 2)\n"
 	        "  --pwhash-mem KIB         Argon2id memlimit in KiB (default 65536)\n"
 	        "  --ephemeral              keep keys in memory only (nothing on disk)\n"
+	        "  --audit-file FILE        also append the audit trail to FILE (mode 0600)\n"
 	        "  --verbose                log debug messages\n"
 	        "  --help                   show this help\n"
 	        "  --version                show the version\n"
@@ -175,7 +177,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_AGENT_SOCKET, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
 	       OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MASTER_KEY_FILE, OPT_PASSPHRASE, OPT_EPHEMERAL,
-	       OPT_PWHASH_OPS, OPT_PWHASH_MEM };
+	       OPT_PWHASH_OPS, OPT_PWHASH_MEM, OPT_AUDIT_FILE };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "ssh-agent-socket", required_argument, NULL, OPT_AGENT_SOCKET },
@@ -188,6 +190,7 @@ int main(int argc, char **argv)
 		{ "master-key-file", required_argument, NULL, OPT_MASTER_KEY_FILE },
 		{ "passphrase", no_argument, NULL, OPT_PASSPHRASE },
 		{ "ephemeral", no_argument, NULL, OPT_EPHEMERAL },
+		{ "audit-file", required_argument, NULL, OPT_AUDIT_FILE },
 		{ "pwhash-ops", required_argument, NULL, OPT_PWHASH_OPS },
 		{ "pwhash-mem", required_argument, NULL, OPT_PWHASH_MEM },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -204,6 +207,7 @@ int main(int argc, char **argv)
 	int notify_fd = -1, opt, r;
 	Config config;
 	SealOptions seal_opt = { 0 };
+	const char *audit_path = NULL;
 	static Server server;
 	char err[512];
 
@@ -230,6 +234,7 @@ int main(int argc, char **argv)
 		case OPT_MASTER_KEY_FILE: seal_opt.master_key_file = optarg; break;
 		case OPT_PASSPHRASE: seal_opt.passphrase = true; break;
 		case OPT_EPHEMERAL: seal_opt.ephemeral = true; break;
+		case OPT_AUDIT_FILE: audit_path = optarg; break;
 		case OPT_PWHASH_OPS:
 		case OPT_PWHASH_MEM: {
 			char *end;
@@ -323,6 +328,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (audit_path) {
+		r = audit_open_file(audit_path);
+		if (r < 0) {
+			log_err("cannot open the audit file %s: %s", audit_path, strerror(-r));
+			return 1;
+		}
+	}
 	server.keystore = (Keystore)KEYSTORE_NULL(server.keystore);
 	r = keystore_open_sealed(&server.keystore, state_dir, &seal_opt);
 	if (r) {

@@ -124,6 +124,17 @@ static void server_on_connection(uv_stream_t *listener, int status)
 	}
 	c->uid = cred.uid;
 	c->pid = cred.pid;
+	c->gid = cred.gid;
+	{
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)cred.pid);
+		n = readlink(link, c->exe, sizeof(c->exe) - 1);
+		if (n < 0)
+			n = snprintf(c->exe, sizeof(c->exe), "?");
+		c->exe[n] = '\0';
+	}
 	if (!server_peer_allowed(s, fd, &cred)) {
 		char link[64], exe[PATH_MAX];
 		ssize_t n;

@@ -55,6 +55,8 @@ struct Conn {
 	bool close_after_write;/* a final error was queued */
 	uid_t uid;
 	pid_t pid;
+	gid_t gid;             /* SO_PEERCRED */
+	char exe[PROTO_POLICY_EXE_MAX]; /* /proc/PID/exe at connect time, "?" if unknown (policy, audit) */
 };
 
 struct Request {

@@ -158,6 +158,106 @@ static int get_mode(Dec *d, const msgpack_object *p, ProtoSignMode *modep, Proto
 	return 0;
 }
 
+static int get_u64(Dec *d, const msgpack_object *o, const char *name, uint64_t max, uint64_t *out)
+{
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER || o->via.u64 > max)
+		return bad(d, "field '%s' must be an integer from 0 to %llu", name, (unsigned long long)max);
+	*out = o->via.u64;
+	return 0;
+}
+
+static int get_ids(Dec *d, const msgpack_object *pol, const char *name, uint32_t *ids, size_t *np)
+{
+	const msgpack_object *o = field(pol, name);
+	uint64_t v = 0;
+
+	*np = 0;
+	if (!o || o->type == MSGPACK_OBJECT_NIL)
+		return 0;
+	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size > PROTO_POLICY_IDS_MAX)
+		return bad(d, "field 'policy.%s' must be an array of at most %d ids", name, PROTO_POLICY_IDS_MAX);
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		if (o->via.array.ptr[i].type != MSGPACK_OBJECT_POSITIVE_INTEGER || o->via.array.ptr[i].via.u64 >= UINT32_MAX)
+			return bad(d, "field 'policy.%s' must hold ids from 0 to %u", name, UINT32_MAX - 1);
+		v = o->via.array.ptr[i].via.u64;
+		ids[(*np)++] = (uint32_t)v;
+	}
+	return 0;
+}
+
+/* "policy": see ProtoKeyPolicy; *polp is NULL when absent, else in req->priv */
+static int get_policy(Dec *d, ProtoRequest *req, const msgpack_object *p, const ProtoKeyPolicy **polp)
+{
+	const msgpack_object *o = field(p, "policy"), *f;
+	ProtoKeyPolicy *pol;
+	uint64_t v = 0;
+	int r;
+
+	*polp = NULL;
+	if (!o || o->type == MSGPACK_OBJECT_NIL)
+		return 0;
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return bad(d, "field 'policy' must be a map");
+	pol = calloc(1, sizeof(*pol));
+	if (!pol)
+		return -ENOMEM;
+	req->priv = pol;
+	*polp = pol;
+	pol->set = true;
+	f = field(o, "ops");
+	if (f && f->type != MSGPACK_OBJECT_NIL) {
+		if (f->type != MSGPACK_OBJECT_ARRAY || f->via.array.size == 0)
+			return bad(d, "field 'policy.ops' must be a non-empty array of \"sign\", \"dh\"");
+		for (uint32_t i = 0; i < f->via.array.size; i++) {
+			const msgpack_object *e = &f->via.array.ptr[i];
+
+			if (e->type == MSGPACK_OBJECT_STR && e->via.str.size == 4 && memcmp(e->via.str.ptr, "sign", 4) == 0)
+				pol->ops |= PROTO_OP_SIGN;
+			else if (e->type == MSGPACK_OBJECT_STR && e->via.str.size == 2 && memcmp(e->via.str.ptr, "dh", 2) == 0)
+				pol->ops |= PROTO_OP_DH;
+			else
+				return bad(d, "field 'policy.ops' must hold \"sign\" or \"dh\"");
+		}
+	}
+	f = field(o, "expires");
+	if (f && f->type != MSGPACK_OBJECT_NIL) {
+		if (get_u64(d, f, "policy.expires", INT64_MAX, &v))
+			return PROTO_E_BAD_REQUEST;
+		pol->expires = (int64_t)v;
+	}
+	r = get_ids(d, o, "uids", pol->uids, &pol->n_uids);
+	if (!r)
+		r = get_ids(d, o, "gids", pol->gids, &pol->n_gids);
+	if (r)
+		return r;
+	f = field(o, "exes");
+	if (f && f->type != MSGPACK_OBJECT_NIL) {
+		if (f->type != MSGPACK_OBJECT_ARRAY || f->via.array.size > PROTO_POLICY_EXES_MAX)
+			return bad(d, "field 'policy.exes' must be an array of at most %d paths", PROTO_POLICY_EXES_MAX);
+		for (uint32_t i = 0; i < f->via.array.size; i++) {
+			const msgpack_object *e = &f->via.array.ptr[i];
+
+			if (e->type != MSGPACK_OBJECT_STR || e->via.str.size < 2 || e->via.str.size >= PROTO_POLICY_EXE_MAX ||
+			    e->via.str.ptr[0] != '/' || memchr(e->via.str.ptr, '\0', e->via.str.size))
+				return bad(d, "field 'policy.exes' must hold absolute paths under %d bytes",
+				           PROTO_POLICY_EXE_MAX);
+			memcpy(pol->exes[i], e->via.str.ptr, e->via.str.size);
+			pol->exes[i][e->via.str.size] = '\0';
+			pol->n_exes++;
+		}
+	}
+	f = field(o, "max_signs");
+	if (f && f->type != MSGPACK_OBJECT_NIL && get_u64(d, f, "policy.max_signs", UINT64_MAX, &pol->max_signs))
+		return PROTO_E_BAD_REQUEST;
+	f = field(o, "rate");
+	if (f && f->type != MSGPACK_OBJECT_NIL) {
+		if (get_u64(d, f, "policy.rate", UINT32_MAX, &v))
+			return PROTO_E_BAD_REQUEST;
+		pol->rate = (uint32_t)v;
+	}
+	return 0;
+}
+
 static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 {
 	int r, v = 0;
@@ -175,6 +275,9 @@ static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 		r = get_label(d, p, "label", req->u.key_generate.label);
 		if (r)
 			return r;
+		r = get_policy(d, req, p, &req->u.key_generate.policy);
+		if (r)
+			return r;
 		return get_bool(d, p, "exportable", &req->u.key_generate.exportable);
 	case PROTO_METHOD_KEY_IMPORT: {
 		ProtoBytes seed;
@@ -190,6 +293,9 @@ static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 		if (r)
 			return r;
 		req->u.key_import.seed = seed.data;
+		r = get_policy(d, req, p, &req->u.key_import.policy);
+		if (r)
+			return r;
 		return get_bool(d, p, "exportable", &req->u.key_import.exportable);
 	}
 	case PROTO_METHOD_KEY_PUBLIC:

@@ -26,15 +26,42 @@ static int pack_bin(msgpack_packer *pk, const uint8_t *p, size_t n)
 	return msgpack_pack_bin(pk, n) || msgpack_pack_bin_body(pk, p, n);
 }
 
+static int pack_policy(msgpack_packer *pk, const ProtoKeyPolicy *p)
+{
+	int ops = (p->ops & PROTO_OP_SIGN ? 1 : 0) + (p->ops & PROTO_OP_DH ? 1 : 0);
+
+	if (msgpack_pack_map(pk, 7) || pack_str(pk, "ops") || msgpack_pack_array(pk, (size_t)ops) ||
+	    ((p->ops & PROTO_OP_SIGN) && pack_str(pk, "sign")) || ((p->ops & PROTO_OP_DH) && pack_str(pk, "dh")) ||
+	    pack_str(pk, "expires") || msgpack_pack_int64(pk, p->expires) ||
+	    pack_str(pk, "uids") || msgpack_pack_array(pk, p->n_uids))
+		return -1;
+	for (size_t i = 0; i < p->n_uids; i++)
+		if (msgpack_pack_uint32(pk, p->uids[i]))
+			return -1;
+	if (pack_str(pk, "gids") || msgpack_pack_array(pk, p->n_gids))
+		return -1;
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (msgpack_pack_uint32(pk, p->gids[i]))
+			return -1;
+	if (pack_str(pk, "exes") || msgpack_pack_array(pk, p->n_exes))
+		return -1;
+	for (size_t i = 0; i < p->n_exes; i++)
+		if (pack_str(pk, p->exes[i]))
+			return -1;
+	return pack_str(pk, "max_signs") || msgpack_pack_uint64(pk, p->max_signs) ||
+	       pack_str(pk, "rate") || msgpack_pack_uint32(pk, p->rate);
+}
+
 static int pack_key(msgpack_packer *pk, const ProtoKeyInfo *k)
 {
-	return msgpack_pack_map(pk, 6) ||
+	return msgpack_pack_map(pk, k->policy ? 7 : 6) ||
 	       pack_str(pk, "label") || pack_str(pk, k->label) ||
 	       pack_str(pk, "type") || pack_str(pk, proto_key_type_name(k->type) ? proto_key_type_name(k->type) : "?") ||
 	       pack_str(pk, "public_key") || pack_bin(pk, k->public_key, PROTO_KEY_LEN) ||
 	       pack_str(pk, "fingerprint") || pack_str(pk, k->fingerprint) ||
 	       pack_str(pk, "exportable") || (k->exportable ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
-	       pack_str(pk, "created") || msgpack_pack_int64(pk, k->created);
+	       pack_str(pk, "created") || msgpack_pack_int64(pk, k->created) ||
+	       (k->policy && (pack_str(pk, "policy") || pack_policy(pk, k->policy)));
 }
 
 static int pack_msgid(msgpack_packer *pk, bool has, uint64_t msgid)

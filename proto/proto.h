@@ -128,8 +128,35 @@ typedef struct ProtoVerifyItem {
  * (false); sign mode (pure), context (empty), prehashed (false: when true,
  * mode must be "ph" and message is the 64-byte SHA-512 of the message);
  * verify policy (strict), mode (pure), context (empty), prehashed (false);
- * verify_batch policy (strict); lock/unlock passphrase (absent).
+ * verify_batch policy (strict); lock/unlock passphrase (absent);
+ * key.generate/key.import policy (absent: NULL).
  */
+/*
+ * struct ProtoKeyPolicy - the per-key policy (docs/security.md), param and
+ * key info field "policy": {ops: [str], expires: int, uids: [int],
+ * gids: [int], exes: [str], max_signs: int, rate: int}, every field
+ * optional. @set is false for the defaults (no "policy" field on the wire).
+ * Requests and key infos hold a pointer to one (NULL: no policy), so that
+ * the structs every request carries stay small.
+ */
+#define PROTO_POLICY_IDS_MAX 16
+#define PROTO_POLICY_EXES_MAX 4
+#define PROTO_POLICY_EXE_MAX 256  /* path bytes, NUL included */
+enum { PROTO_OP_SIGN = 1u << 0, PROTO_OP_DH = 1u << 1 };
+typedef struct ProtoKeyPolicy {
+	bool set;
+	uint32_t ops;          /* PROTO_OP_*; 0: the operation of the key's type */
+	int64_t expires;       /* unix seconds; 0: never */
+	uint32_t uids[PROTO_POLICY_IDS_MAX];
+	size_t n_uids;         /* uids and gids: 0 for both = any peer sigild lets in */
+	uint32_t gids[PROTO_POLICY_IDS_MAX];
+	size_t n_gids;
+	char exes[PROTO_POLICY_EXES_MAX][PROTO_POLICY_EXE_MAX]; /* absolute paths */
+	size_t n_exes;         /* 0: any executable */
+	uint64_t max_signs;    /* 0: no limit (counted since sigild started) */
+	uint32_t rate;         /* operations per minute; 0: no limit */
+} ProtoKeyPolicy;
+
 typedef struct ProtoRequest {
 	uint64_t msgid;
 	ProtoMethod method;
@@ -138,12 +165,14 @@ typedef struct ProtoRequest {
 			ProtoKeyType type;
 			char label[PROTO_LABEL_MAX + 1];
 			bool exportable;
+			const ProtoKeyPolicy *policy; /* NULL: none; decoder-owned (priv) */
 		} key_generate;
 		struct {
 			ProtoKeyType type;
 			char label[PROTO_LABEL_MAX + 1];
 			const uint8_t *seed; /* 32 bytes, secret */
 			bool exportable;
+			const ProtoKeyPolicy *policy; /* NULL: none; decoder-owned (priv) */
 		} key_import;
 		struct {
 			char label[PROTO_LABEL_MAX + 1];
@@ -190,6 +219,7 @@ typedef struct ProtoKeyInfo {
 	char fingerprint[PROTO_FINGERPRINT_MAX]; /* "SHA256:..." as ssh-keygen -l */
 	bool exportable;
 	int64_t created; /* unix time, seconds */
+	const ProtoKeyPolicy *policy; /* "policy"; NULL: absent (not owned) */
 } ProtoKeyInfo;
 
 typedef struct ProtoStatus {

@@ -583,6 +583,164 @@ def test_enospc(tmp):
         subprocess.run(["umount", state])
 
 
+PEER_SCRIPT = r"""
+import msgpack, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(msgpack.packb([0, 1, "sign", [{"key": sys.argv[2], "message": b"m"}]], use_bin_type=True))
+u = msgpack.Unpacker(raw=False)
+while True:
+    data = s.recv(65536)
+    if not data:
+        sys.exit("closed")
+    u.feed(data)
+    for obj in u:
+        err = obj[2]
+        print("ok" if err is None else err["code"] + ": " + err["message"])
+        sys.exit(0)
+"""
+
+
+def peer_sign(d, label, uid=65534):
+    """sign as another user (setpriv), the answer code or "ok"."""
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) is required"
+    r = subprocess.run([setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", sys.executable or "/usr/bin/python3",
+                        "-c", PEER_SCRIPT, d.sock, label], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_policy_rules(tmp):
+    conf = os.path.join(tmp, "sigil.conf")
+    with open(conf, "w") as f:
+        f.write("socket_group = 65534\nallow_uids = 65534\n")
+    os.chmod(tmp, 0o711)
+    d = Daemon(tmp, args=["--config", conf]).start()
+    c = d.client()
+    now = int(time.time())
+
+    def gen(label, policy, typ="ed25519"):
+        return c.call("key.generate", {"type": typ, "label": label, "policy": policy})["key"]
+
+    def denied(label, rule, method="sign"):
+        params = {"key": label, "message": b"m"} if method == "sign" else {"key": label, "peer": bytes(range(1, 33))}
+        msg = c.expect_error("denied", method, params)
+        assert f"rule {rule}" in msg, msg
+
+    def ok(label):
+        c.call("sign", {"key": label, "message": b"m"})
+
+    k = gen("nosign", {"ops": ["dh"]})
+    assert k["policy"]["ops"] == ["dh"]
+    denied("nosign", "ops")
+    gen("xsign", {"ops": ["sign"]}, "x25519")
+    denied("xsign", "ops", "dh")
+    gen("expired", {"expires": now - 1})
+    denied("expired", "expires")
+    gen("fresh", {"expires": now + 3600})
+    ok("fresh")
+    gen("otheruid", {"uids": [4242]})
+    denied("otheruid", "uids")
+    gen("rootonly", {"uids": [0]})
+    ok("rootonly")
+    gen("othergid", {"gids": [4242]})
+    denied("othergid", "gids")
+    gen("rootgid", {"gids": [0]})
+    ok("rootgid")
+    gen("exe", {"exes": ["/nonexistent/bin/signer"]})
+    denied("exe", "exes")
+    gen("myexe", {"exes": [os.path.realpath(sys.executable)]})
+    ok("myexe")
+    gen("three", {"max_signs": 3})
+    for _ in range(3):
+        ok("three")
+    denied("three", "max_signs")
+    gen("rate", {"rate": 2})
+    ok("rate")
+    ok("rate")
+    denied("rate", "rate")
+    # another user (setpriv): allowed by uids, refused by a uid it lacks
+    gen("nobody", {"uids": [65534]})
+    denied("nobody", "uids")  # root is not in the list
+    assert peer_sign(d, "nobody") == "ok"
+    assert peer_sign(d, "rootonly").startswith("denied: key 'rootonly': rule uids"), peer_sign(d, "rootonly")
+    gen("nobodygid", {"gids": [65534]})
+    assert peer_sign(d, "nobodygid") == "ok"
+    gen("nobodyexe", {"uids": [65534], "exes": ["/usr/bin/ssh"]})
+    assert "rule exes" in peer_sign(d, "nobodyexe")
+    # bad policies: a clear bad_request
+    for bad in ({"ops": ["export"]}, {"ops": []}, {"uids": [-1]}, {"exes": ["relative"]}, {"rate": "x"}, []):
+        msg = c.expect_error("bad_request", "key.generate", {"type": "ed25519", "label": "bad", "policy": bad})
+        assert "policy" in msg, msg
+    # the policy is stored (authenticated) and shown after a restart
+    listed = {k["label"]: k for k in c.call("key.list")["keys"]}
+    assert listed["three"]["policy"]["max_signs"] == 3
+    assert listed["exe"]["policy"]["exes"] == ["/nonexistent/bin/signer"]
+    assert c.call("key.public", {"label": "fresh"})["key"]["policy"]["expires"] == now + 3600
+    c.close()
+    d.restart()
+    c = d.client()
+    again = {k["label"]: k for k in c.call("key.list")["keys"]}
+    assert again == listed
+    denied("otheruid", "uids")
+    denied("expired", "expires")
+    c.close()
+    d.stop()
+    # a changed policy on disk: the file no longer opens
+    p = os.path.join(d.state, "keys", "three.key")
+    b = bytearray(open(p, "rb").read())
+    lb = len(b"three")
+    b[56 + lb + 10 + 7] ^= 0x01  # policy max_signs low byte: 3 -> 2
+    open(p, "wb").write(b)
+    d.start()
+    c = d.client()
+    assert "three" not in {k["label"] for k in c.call("key.list")["keys"]}
+    assert "refusing keys/three.key: it does not open" in d.lastlog()
+    c.close()
+    d.stop()
+
+
+def test_audit(tmp):
+    audit = os.path.join(tmp, "audit.log")
+    d = Daemon(tmp, args=["--audit-file", audit]).start()
+    c = d.client()
+    priv, seed = import_ed(c, "a")
+    secret_msg = b"top secret message 0123456789"
+    c.call("sign", {"key": "a", "message": secret_msg})
+    c.call("key.generate", {"type": "ed25519", "label": "lim", "policy": {"max_signs": 1}})
+    c.call("sign", {"key": "lim", "message": b"1"})
+    c.expect_error("denied", "sign", {"key": "lim", "message": b"2"})
+    c.expect_error("not_found", "sign", {"key": "nope", "message": b"3"})
+    c.call("lock")
+    c.expect_error("locked", "sign", {"key": "a", "message": b"4"})
+    c.call("unlock")
+    c.call("key.delete", {"label": "lim"})
+    fp = c.call("key.public", {"label": "a"})["key"]["fingerprint"]
+    c.close()
+    d.stop()
+    lines = open(audit).read().splitlines()
+    exe = os.path.realpath(sys.executable)
+    want = [("a", "import", "ok"), ("a", "sign", "ok"), ("lim", "generate", "ok"), ("lim", "sign", "ok"),
+            ("lim", "sign", "denied"), ("nope", "sign", "not_found"), ("-", "lock", "ok"),
+            ("a", "sign", "locked"), ("-", "unlock", "ok"), ("lim", "delete", "ok")]
+    assert len(lines) == len(want), lines
+    for line, (key, op, result) in zip(lines, want):
+        f = dict(x.split("=", 1) for x in line.split(" ")[1:] if "=" in x)
+        assert line.startswith("audit: time=") and f["uid"] == "0" and int(f["pid"]) == os.getpid(), line
+        assert f["exe"] == exe and f["key"] == key and f["op"] == op and f["result"] == result, line
+    assert f"fp={fp}" in lines[1]
+    assert 'why="rule max_signs' in lines[4]
+    text = open(audit, "rb").read() + open(d.logpath, "rb").read()
+    for secret in (seed, seed.hex().encode(), secret_msg, secret_msg.hex().encode()):
+        assert secret not in text
+    # the journal (stderr) has the same lines
+    log = d.logtext()
+    for line in lines:
+        assert line in log
+    assert os.stat(audit).st_mode & 0o777 == 0o600
+
+
 TESTS = [
     test_restart_keeps_keys_and_no_plain_seed,
     test_tampered_files_refused,
@@ -595,6 +753,8 @@ TESTS = [
     test_ephemeral,
     test_kill9_storm,
     test_enospc,
+    test_policy_rules,
+    test_audit,
 ]
 
 

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * audit.h - one line per private-key operation and key change
+ *
+ *   audit: time=<UTC ISO 8601> uid=<n> pid=<n> exe=<path> key=<label>
+ *          fp=<fingerprint> op=<sign|dh|generate|import|delete|lock|unlock>
+ *          result=<ok|denied|locked|not_found|error> [why="<text>"]
+ *
+ * on one line, to stderr (the journal under systemd) and, with
+ * --audit-file, appended to that file (O_APPEND, one write per line, not
+ * fsync'd). The last AUDIT_RING lines are kept in memory for the "audit"
+ * method (`sigil audit`). Never a message, a seed, or a passphrase.
+ */
+#ifndef SIGIL_DAEMON_AUDIT_H
+#define SIGIL_DAEMON_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define AUDIT_RING 1024
+#define AUDIT_LINE_MAX 768
+
+/* open (create, mode 0600) the append-only file. Return: 0 or -errno */
+int audit_open_file(const char *path);
+void audit_close(void);
+/* stderr on (default) or off */
+void audit_set_stderr(bool on);
+
+void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const char *fingerprint,
+                 const char *op, const char *result, const char *why);
+
+/* the last @max lines, oldest first, into @lines (pointers into the ring,
+ * valid until the next audit_event). Return: the count. */
+size_t audit_recent(const char **lines, size_t max);
+
+#endif /* SIGIL_DAEMON_AUDIT_H */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.h - per-key policy: operations, expiry, peer uids/gids,
+ * executables, a sign-count limit and a rate limit (docs/security.md)
+ *
+ * The policy is set when a key is generated or imported and stored in the
+ * key file's header, which is authenticated by the seal: changing it on
+ * disk makes the file refuse to open.
+ */
+#ifndef SIGIL_DAEMON_POLICY_H
+#define SIGIL_DAEMON_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto.h"
+
+/* the usage counters of one key (in memory: they restart with sigild) */
+typedef struct PolicyUse {
+	uint64_t signs;         /* operations allowed so far */
+	uint64_t window_ms;     /* start of the current rate window */
+	uint32_t window_count;  /* operations allowed in it */
+} PolicyUse;
+
+typedef struct PolicyPeer {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	const char *exe;
+} PolicyPeer;
+
+/**
+ * policy_encode() - the key file form of @p (empty when !p->set).
+ * Return: the number of bytes written, or -ENOSPC if @cap is too small.
+ */
+int policy_encode(uint8_t *out, size_t cap, const ProtoKeyPolicy *p);
+/* parse what policy_encode() wrote. Return: 0 or -EINVAL */
+int policy_decode(ProtoKeyPolicy *p, const uint8_t *in, size_t len);
+
+/**
+ * policy_check() - may @peer use a key with policy @p for @op now?
+ * @op:     PROTO_OP_SIGN or PROTO_OP_DH
+ * @now_s:  unix time; @now_ms: a monotonic clock for the rate window
+ * @why:    on refusal, which rule refused and why
+ * Counts the operation in @use when it is allowed.
+ * Return: true if allowed.
+ */
+bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,
+                  uint64_t now_ms, char *why, size_t why_len);
+
+#endif /* SIGIL_DAEMON_POLICY_H */
