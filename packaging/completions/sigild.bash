@@ -8,7 +8,7 @@ _sigild()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
 	case $prev in
-	--socket|--config)
+	--socket|--ssh-agent-socket|--config)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return
@@ -24,7 +24,7 @@ _sigild()
 		;;
 	esac
 
-	COMPREPLY=($(compgen -W '--socket --state-dir --config --workers
+	COMPREPLY=($(compgen -W '--socket --ssh-agent-socket --state-dir --config --workers
 		--foreground --allow-unlocked-memory --verbose --help --version' -- "$cur"))
 }
 complete -F _sigild sigild
