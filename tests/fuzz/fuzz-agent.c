@@ -151,6 +151,10 @@ static void restore_keys(void)
 	Keystore *ks = &server.keystore;
 	char label[PROTO_LABEL_MAX + 1];
 
+	/* a lock the input left: open the keys again (the state directory's
+	 * master key needs no passphrase) */
+	if (ks->locked)
+		FUZZ_CHECK(keystore_unlock(ks, NULL, 0) == 0);
 	for (size_t i = 0; i < ks->n_keys;) {
 		Key *k = ks->keys[i];
 

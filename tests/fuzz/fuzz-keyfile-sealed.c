@@ -124,6 +124,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < llen; i++)
 			w.label[i] = "abcdefghijklmnopqrstuvwxyz0123456789._@+-ABCDEFGHIJKLMNOPQRSTUVWXYZ"[fuzz_u8(&in) % 67];
 		w.label[llen] = '\0';
+		/* the writer trusts its caller (the handler checks labels): give it
+		 * valid ones only ("." and ".." are not) */
+		if (!proto_label_valid(w.label, llen)) {
+			llen = 1;
+			memcpy(w.label, "k", 2);
+		}
 		fuzz_bytes(&in, w.policy, plen);
 		w.policy_len = plen;
 		pos = (size_t)fuzz_u8(&in) << 8 | fuzz_u8(&in);
