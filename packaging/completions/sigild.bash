@@ -8,7 +8,7 @@ _sigild()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
 	case $prev in
-	--socket|--ssh-agent-socket|--config)
+	--socket|--ssh-agent-socket|--config|--master-key-file|--audit-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return
@@ -18,6 +18,9 @@ _sigild()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
+	--pwhash-ops|--pwhash-mem)
+		return
+		;;
 	--workers)
 		COMPREPLY=($(compgen -W "$(seq 1 "$(nproc 2>/dev/null || echo 4)")" -- "$cur"))
 		return
@@ -25,6 +28,8 @@ _sigild()
 	esac
 
 	COMPREPLY=($(compgen -W '--socket --ssh-agent-socket --state-dir --config --workers
-		--foreground --allow-unlocked-memory --verbose --help --version' -- "$cur"))
+		--foreground --allow-unlocked-memory --master-key-file --passphrase
+		--pwhash-ops --pwhash-mem --ephemeral --audit-file --verbose --help
+		--version' -- "$cur"))
 }
 complete -F _sigild sigild
