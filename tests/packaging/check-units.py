@@ -27,6 +27,7 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -305,6 +306,11 @@ def activation(tap, dest, user):
     try:
         ok, got = recv_notify(nsock, 'READY=1', 20)
         tap.ok(ok, '%s: ' % kind + 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
+        agent = os.path.join(rundir, 'ssh-agent.sock')
+        st = os.stat(agent) if os.path.exists(agent) else None
+        tap.ok(st is not None and stat.S_ISSOCK(st.st_mode) and st.st_mode & 0o777 == 0o600,
+               '%s: the ssh-agent socket is $RUNTIME_DIRECTORY/ssh-agent.sock, mode 0600' % kind,
+               'stat: %r; %s holds %s' % (st, rundir, os.listdir(rundir)))
         try:
             status = open('/proc/%d/status' % p.pid).read()
         except OSError as ex:
