@@ -19,14 +19,17 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sigil/crypto.h>
 
 #include "agent-msg.h"
 #include "agent.h"
+#include "audit.h"
 #include "keyfile.h"
 #include "log.h"
+#include "policy.h"
 
 #define AGENT_MAX_BINDS 16 /* session-bind@openssh.com per connection, as OpenSSH */
 
@@ -83,7 +86,9 @@ struct AgentConn {
 	bool reading;
 	bool closing;
 	uid_t uid;
+	gid_t gid;
 	pid_t pid;
+	char exe[PROTO_POLICY_EXE_MAX]; /* /proc/PID/exe at connect time (policy, audit) */
 	AgentBind binds[AGENT_MAX_BINDS];
 	size_t n_binds;
 	bool bind_failed;     /* a session-bind was refused: constrained keys are off */
@@ -221,6 +226,25 @@ static Key *agent_find_pk(Agent *a, const uint8_t pk[32])
 			return k;
 	}
 	return NULL;
+}
+
+static void agent_audit(const AgentConn *c, const Key *k, const char *op, const char *result, const char *why)
+{
+	audit_event(c->uid, c->pid, c->exe, k ? k->info.label : NULL, k ? k->info.fingerprint : NULL, op, result, why);
+}
+
+/*
+ * May this peer sign with k under the key's policy (docs/security.md)?
+ * @count: count the use (a signature) or only look (listing).
+ */
+static bool agent_policy_ok(const AgentConn *c, Key *k, bool count, char *why, size_t why_len)
+{
+	PolicyPeer peer = { .uid = c->uid, .gid = c->gid, .pid = c->pid, .exe = c->exe };
+	Server *s = c->agent->server;
+	PolicyUse scratch = k->use;
+
+	return policy_check(&k->policy, count ? &k->use : &scratch, PROTO_OP_SIGN, &peer, (int64_t)time(NULL),
+	                    uv_now(s->loop), why, why_len);
 }
 
 static void agent_timer_closed(uv_handle_t *h)
@@ -648,6 +672,7 @@ static void agent_job_done(uv_work_t *w, int status)
 	s->inflight--;
 	c->busy = false;
 	if (j->kind == JOB_SIGN) {
+		agent_audit(c, j->key, "ssh-sign", status == 0 && j->r == 0 ? "ok" : "error", NULL);
 		if (status == 0 && j->r == 0) {
 			AgentOut o = { 0 };
 
@@ -674,6 +699,7 @@ static void agent_job_done(uv_work_t *w, int status)
 				if (rr == -ENOENT)
 					rr = 0;
 			}
+			agent_audit(c, j->key, "ssh-add", "ok", memory_only ? "memory only" : NULL);
 			log_info("ssh-agent: added key '%s' (%s) for uid %d%s", j->key->info.label,
 			         j->key->info.fingerprint, (int)c->uid, memory_only ? ", in memory only" : "");
 			if (rr < 0) {
@@ -844,6 +870,16 @@ static void agent_confirm(AgentConn *c, AgentJob *j)
 
 /* ---- requests ------------------------------------------------------------- */
 
+/* the keys REQUEST_IDENTITIES shows this connection: Ed25519, allowed to
+ * sign for this peer by their policy, permitted by destination constraints */
+static bool agent_listed(const AgentConn *c, Key *k)
+{
+	char why[128];
+
+	return agent_key_visible(k) && agent_policy_ok(c, k, false, why, sizeof(why)) &&
+	       agent_permitted(c, agent_restrict_find(c->agent, k->info.public_key), NULL);
+}
+
 static void agent_identities(AgentConn *c)
 {
 	Agent *a = c->agent;
@@ -853,14 +889,13 @@ static void agent_identities(AgentConn *c)
 
 	if (!a->server->locked)
 		for (size_t i = 0; i < ks->n_keys; i++)
-			n += agent_key_visible(ks->keys[i]) &&
-			     agent_permitted(c, agent_restrict_find(a, ks->keys[i]->info.public_key), NULL);
+			n += agent_listed(c, ks->keys[i]);
 	agent_put_u8(&o, AGENT_IDENTITIES_ANSWER);
 	agent_put_u32(&o, n);
 	for (size_t i = 0; n && i < ks->n_keys; i++) {
 		const Key *k = ks->keys[i];
 
-		if (!agent_key_visible(k) || !agent_permitted(c, agent_restrict_find(a, k->info.public_key), NULL))
+		if (!agent_listed(c, ks->keys[i]))
 			continue;
 		agent_put_ed25519_blob(&o, k->info.public_key);
 		agent_put_cstring(&o, k->info.label);
@@ -891,12 +926,14 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 		agent_fail(c);
 		return;
 	}
-	if (a->server->locked) {
+	k = agent_find_pk(a, pk);
+	if (a->server->locked || a->server->keystore.locked || (k && !k->secret)) {
+		agent_audit(c, k, "ssh-sign", "locked", NULL);
 		agent_fail(c);
 		return;
 	}
-	k = agent_find_pk(a, pk);
-	if (!k || !k->secret) {
+	if (!k) {
+		agent_audit(c, NULL, "ssh-sign", "not_found", NULL);
 		agent_fail(c);
 		return;
 	}
@@ -916,6 +953,18 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 		    (c->n_binds > 1 && !has_hk) || (has_hk && memcmp(hk, last->hostkey, 32) != 0)) {
 			log_info("ssh-agent: refused a signature by destination-constrained key '%s' for uid %d pid %d",
 			         k->info.label, (int)c->uid, (int)c->pid);
+			agent_audit(c, k, "ssh-sign", "denied", "destination constraint");
+			agent_fail(c);
+			return;
+		}
+	}
+	{
+		char why[PROTO_MESSAGE_MAX];
+
+		if (!agent_policy_ok(c, k, true, why, sizeof(why))) {
+			log_info("ssh-agent: key '%s' refused for uid %d pid %d: %s", k->info.label, (int)c->uid,
+			         (int)c->pid, why);
+			agent_audit(c, k, "ssh-sign", "denied", why);
 			agent_fail(c);
 			return;
 		}
@@ -1114,7 +1163,7 @@ static void agent_remove_all(AgentConn *c)
 		return;
 	}
 	for (size_t i = ks->n_keys; i-- > 0;) {
-		if (i >= ks->n_keys || !agent_key_visible(ks->keys[i]))
+		if (i >= ks->n_keys || !agent_listed(c, ks->keys[i]))
 			continue;
 		if (agent_delete_key(a, ks->keys[i]) != 0)
 			ok = false;
@@ -1444,7 +1493,18 @@ static void agent_on_connection(uv_stream_t *listener, int status)
 		return;
 	}
 	c->uid = cred.uid;
+	c->gid = cred.gid;
 	c->pid = cred.pid;
+	{
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)cred.pid);
+		n = readlink(link, c->exe, sizeof(c->exe) - 1);
+		if (n < 0)
+			n = snprintf(c->exe, sizeof(c->exe), "?");
+		c->exe[n] = '\0';
+	}
 	if (!server_peer_allowed(s, fd, &cred)) {
 		log_warn("ssh-agent: refused connection from uid %u gid %u pid %d: not allowed", (unsigned)cred.uid,
 		         (unsigned)cred.gid, (int)cred.pid);

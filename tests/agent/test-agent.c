@@ -227,6 +227,63 @@ static void assert_empty(void)
 
 /* ---- ssh-add ---------------------------------------------------------------- */
 
+/* generate a key on the main socket (msgpack-rpc with Python's msgpack)
+ * with an optional policy (a Python dict literal); out: its public key in hex */
+static void main_generate(const char *label, const char *policy)
+{
+	int st;
+
+	st = run("/usr/bin/python3 -c '\n"
+	                     "import socket, msgpack\n"
+	                     "s = socket.socket(socket.AF_UNIX); s.connect(\"%s\")\n"
+	                     "p = {\"label\": \"%s\", \"type\": \"ed25519\"}\n"
+	                     "pol = %s\n"
+	                     "if pol: p[\"policy\"] = pol\n"
+	                     "s.sendall(msgpack.packb([0, 1, \"key.generate\", [p]], use_bin_type=True))\n"
+	                     "u = msgpack.Unpacker(raw=False)\n"
+	                     "while True:\n"
+	                     "    u.feed(s.recv(65536))\n"
+	                     "    for m in u:\n"
+	                     "        assert m[2] is None, m[2]\n"
+	                     "        print(m[3][\"key\"][\"public_key\"].hex()); raise SystemExit(0)\n"
+	                     "'", main_sock, label, policy ? policy : "None");
+	if (st != 0)
+		print_message("# %s\n", out);
+	assert_int_equal(st, 0);
+}
+
+/* keys generated on the main socket are offered when their policy lets
+ * this peer sign, and not otherwise */
+static void test_policy(void **state)
+{
+	(void)state;
+	run("ssh-add -D");
+	main_generate("pol-open", NULL);
+	main_generate("pol-mine", "{\"uids\": [0]}");
+	main_generate("pol-other", "{\"uids\": [4242]}");
+	out[strcspn(out, "\n")] = '\0';
+	assert_int_equal(strlen(out), 64);
+	assert_int_equal(run("/usr/bin/python3 -c 'import base64, struct; k = bytes.fromhex(\"%s\"); "
+	                     "b = struct.pack(\">I\", 11) + b\"ssh-ed25519\" + struct.pack(\">I\", 32) + k; "
+	                     "print(\"ssh-ed25519\", base64.b64encode(b).decode())' > polother.pub", out), 0);
+	main_generate("pol-dh", "{\"ops\": [\"dh\"]}");
+	assert_int_equal(run("ssh-add -L"), 0);
+	assert_non_null(strstr(out, " pol-open\n"));
+	assert_non_null(strstr(out, " pol-mine\n"));
+	assert_null(strstr(out, " pol-other"));
+	assert_null(strstr(out, " pol-dh"));
+	/* pol-open signs through the agent; pol-other is refused */
+	assert_int_equal(run("ssh-add -L | grep ' pol-open$' > polopen.pub"), 0);
+	assert_int_equal(run("echo d > pd && rm -f pd.sig && ssh-keygen -Y sign -f polopen.pub -U -n file pd"), 0);
+	assert_int_equal(run("rm -f pd.sig"), 0);
+	assert_int_not_equal(run("ssh-keygen -Y sign -f polother.pub -U -n file pd"), 0);
+	/* -D removes what it was shown, not the keys it may not use */
+	assert_int_equal(run("ssh-add -D"), 0);
+	assert_empty();
+	assert_int_equal(run("ls state/keys/ | grep -c '^pol-'"), 0);
+	assert_int_equal(atoi(out), 2);
+}
+
 static void test_add_list_delete(void **state)
 {
 	char fp[128], pub[1024];
@@ -841,6 +898,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_raw_protocol),
 		cmocka_unit_test(test_partial_and_hangup),
+		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_add_list_delete),
 		cmocka_unit_test(test_remove_all),
 		cmocka_unit_test(test_add_twice_and_label_clash),
