@@ -498,6 +498,45 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		}
 		break;
 	}
+	case PROTO_METHOD_REKEY: {
+		/* keystore.c: Argon2id (a new passphrase) runs here, on the loop thread */
+		bool has = q->u.rekey.has_passphrase;
+
+		r = keystore_rekey(&s->keystore, has ? q->u.rekey.passphrase.data : NULL,
+		                   has ? q->u.rekey.passphrase.len : 0);
+		audit_rq(c, NULL, NULL, "rekey", r == 0 ? "ok" : "error", r < 0 ? strerror(-r) : NULL);
+		if (r == KEYSTORE_E_LOCKED)
+			reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
+		else if (r == KEYSTORE_E_NEED_PASSPHRASE)
+			reply_error(c, rq, PROTO_E_BAD_REQUEST, "the keys are sealed under a passphrase: give the new one");
+		else if (r == -EBUSY)
+			reply_error(c, rq, PROTO_E_BUSY, "a key is being generated; try again");
+		else if (r == -EOPNOTSUPP)
+			reply_error(c, rq, PROTO_E_DENIED, "the master key comes from %s: replace it there (docs/security.md)",
+			            seal_source_name(s->keystore.seal.src));
+		else if (r)
+			reply_error(c, rq, PROTO_E_INTERNAL, "rekey failed (the old master key stays): %s",
+			            r < 0 ? strerror(-r) : "invalid");
+		else {
+			rq->resp.u.rekey.keys = keystore_count(&s->keystore);
+			conn_send_response(c, &rq->resp);
+		}
+		break;
+	}
+	case PROTO_METHOD_AUDIT: {
+		size_t max = q->u.audit.limit < AUDIT_RING ? (size_t)q->u.audit.limit : AUDIT_RING;
+		const char **lines = calloc(max, sizeof(*lines));
+
+		if (!lines) {
+			reply_error(c, rq, PROTO_E_INTERNAL, "out of memory");
+			break;
+		}
+		rq->resp.u.audit.n = audit_recent(lines, max);
+		rq->resp.u.audit.lines = lines;
+		conn_send_response(c, &rq->resp);
+		free(lines);
+		break;
+	}
 	case PROTO_METHOD_SIGN:
 		rq->key = private_key(c, rq, q->u.sign.label, PROTO_KEY_ED25519);
 		if (!rq->key)

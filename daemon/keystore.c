@@ -216,6 +216,148 @@ static int key_open(Keystore *ks, Key *key, const char *name)
 	return 0;
 }
 
+/*
+ * rekey_recover() - settle a rekey that a crash interrupted (seal.h), with
+ * the old key O unlocked and rekey.pending holding N. Generated master key:
+ * re-seal under N every file still under O and commit N (roll forward).
+ * Passphrase: the old passphrase was just given, so re-seal under O every
+ * file already under N and drop the new parameters (roll back: a rekey that
+ * was never acknowledged did not happen). Loop thread, before any key is
+ * opened.
+ */
+static int rekey_recover(Keystore *ks)
+{
+	uint8_t *n = NULL;
+	uint8_t *seed;
+	size_t moved = 0;
+	bool back = ks->seal.src == SEAL_SRC_PASSPHRASE, all_moved = true;
+	DIR *d;
+	struct dirent *de;
+	int fd, r;
+
+	r = seal_rekey_pending(&ks->seal, &n);
+	if (r == 0 && !n)
+		return 0;
+	if (r == SEAL_E_WRONG) {
+		/* N was committed (the current key is N), or the file is junk */
+		log_info("removing %s: the rekey it records was committed", SEAL_REKEY_FILE);
+		if (unlinkat(ks->statefd, SEAL_REKEY_FILE, 0) < 0)
+			return -errno;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	seed = secmem_alloc(32);
+	fd = dup(ks->dirfd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!seed || !d) {
+		if (fd >= 0 && !d)
+			close(fd);
+		secmem_free(seed);
+		mk_free(n);
+		return -ENOMEM;
+	}
+	rewinddir(d); /* the dup shares its offset with dirfd */
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		KeyFileMeta meta;
+
+		if (l <= 4 || strcmp(de->d_name + l - 4, KEYFILE_SUFFIX) != 0)
+			continue; /* temporaries end in .key.tmp */
+		if (back) {
+			if (keyfile_read_sealed(ks->dirfd, de->d_name, n, &meta, seed) != 0)
+				continue; /* under O already, or refused later with a message */
+			if (meta.version == 2 && keyfile_write_sealed(ks->dirfd, &meta, ks->seal.mk, seed) == 0)
+				moved++;
+			else
+				all_moved = false;
+			continue;
+		}
+		if (keyfile_read_sealed(ks->dirfd, de->d_name, ks->seal.mk, &meta, seed) != 0)
+			continue; /* already under N, or refused later with a message */
+		if (meta.version == 2 && keyfile_write_sealed(ks->dirfd, &meta, n, seed) == 0)
+			moved++;
+	}
+	closedir(d);
+	secmem_free(seed);
+	if (back) {
+		mk_free(n);
+		if (!all_moved) {
+			log_err("cannot roll back the interrupted rekey: some key files stay under the new passphrase");
+			return 0;
+		}
+		if ((unlinkat(ks->statefd, SEAL_PARAMS_FILE ".new", 0) < 0 && errno != ENOENT) ||
+		    unlinkat(ks->statefd, SEAL_REKEY_FILE, 0) < 0 || fsync(ks->statefd) < 0)
+			return -errno;
+		log_warn("rolled back an interrupted rekey: %zu key files re-sealed under the old passphrase", moved);
+		return 0;
+	}
+	r = seal_rekey_commit(&ks->seal, n);
+	if (r < 0) {
+		mk_free(n);
+		log_err("cannot finish the interrupted rekey: %s", strerror(-r));
+		return r;
+	}
+	log_warn("finished an interrupted rekey: %zu key files re-sealed under the new master key", moved);
+	return 0;
+}
+
+int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len)
+{
+	uint8_t *n = NULL;
+	size_t done = 0;
+	int r;
+
+	if (ks->locked || !ks->seal.mk)
+		return KEYSTORE_E_LOCKED;
+	for (size_t i = 0; i < ks->n_keys; i++)
+		if (ks->keys[i]->pending)
+			return -EBUSY;
+	r = seal_rekey_begin(&ks->seal, pass, pass_len, &n);
+	if (r == SEAL_E_NEED_PASSPHRASE)
+		return KEYSTORE_E_NEED_PASSPHRASE;
+	if (r)
+		return r > 0 ? -EINVAL : r;
+	for (; done < ks->n_keys; done++) {
+		Key *key = ks->keys[done];
+		KeyFileMeta meta;
+
+		if (!key->secret)
+			continue;
+		key_meta(key, &meta);
+		r = keyfile_write_sealed(ks->dirfd, &meta, n, key->secret->seed);
+		if (r < 0)
+			break;
+	}
+	if (r == 0)
+		r = seal_rekey_commit(&ks->seal, n);
+	if (r < 0) {
+		/* back to the old key: re-seal what moved, drop the record */
+		bool all_back = true;
+
+		for (size_t i = 0; i < done && i < ks->n_keys; i++) {
+			Key *key = ks->keys[i];
+			KeyFileMeta meta;
+
+			if (!key->secret)
+				continue;
+			key_meta(key, &meta);
+			if (keyfile_write_sealed(ks->dirfd, &meta, ks->seal.mk, key->secret->seed) < 0 && (all_back = false))
+				log_err("rekey rollback: keys/%s.key stays under the new key; %s records it",
+				        key->info.label, SEAL_REKEY_FILE);
+		}
+		mk_free(n);
+		if (all_back) {
+			unlinkat(ks->statefd, SEAL_REKEY_FILE, 0);
+			unlinkat(ks->statefd, SEAL_PARAMS_FILE ".new", 0);
+		}
+		log_err("rekey failed: %s; the old master key stays", strerror(-r));
+		return r;
+	}
+	log_info("rekey: %zu keys re-sealed under a new %s", ks->n_keys, seal_source_name(ks->seal.src));
+	return 0;
+}
+
 static int keystore_load(Keystore *ks)
 {
 	int fd = dup(ks->dirfd);
@@ -230,6 +372,7 @@ static int keystore_load(Keystore *ks)
 		close(fd);
 		return error_origin(-errno);
 	}
+	rewinddir(d); /* the dup shares its offset with dirfd: start over */
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name), sl = strlen(KEYFILE_SUFFIX);
 		KeyFileMeta meta;
@@ -381,8 +524,11 @@ int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions 
 	}
 	if (!r) {
 		ks->locked = !ks->seal.mk;
-		r = keystore_load(ks);
+		if (ks->seal.mk)
+			r = rekey_recover(ks);
 	}
+	if (!r)
+		r = keystore_load(ks);
 	if (r) {
 		keystore_close(ks);
 		return r;
@@ -545,6 +691,11 @@ int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len)
 	case SEAL_E_NEED_PASSPHRASE: return KEYSTORE_E_NEED_PASSPHRASE;
 	case SEAL_E_INVALID: return KEYSTORE_E_INVALID;
 	default: return r;
+	}
+	r = rekey_recover(ks);
+	if (r < 0) {
+		seal_lock(&ks->seal);
+		return r;
 	}
 	for (size_t i = 0; i < ks->n_keys; i++) {
 		Key *key = ks->keys[i];

@@ -108,6 +108,16 @@ void keystore_lock(Keystore *ks);
  * or negative errno.
  */
 int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len);
+
+/**
+ * keystore_rekey() - re-seal every key under a new master key: a new
+ * passphrase (@pass, passphrase mode) or a new random key (generated
+ * master key). Crash-safe (seal.h). Unlocked, and no key being generated.
+ * Return: 0, KEYSTORE_E_LOCKED, KEYSTORE_E_NEED_PASSPHRASE, -EBUSY (a key
+ * is being generated), -EOPNOTSUPP (credential or master key file: replace
+ * that key by other means), or negative errno (nothing changed).
+ */
+int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len);
 /* drops every key (secrets wiped once unreferenced) and closes the directory */
 void keystore_close(Keystore *ks);
 

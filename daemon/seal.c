@@ -394,3 +394,87 @@ int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len)
 	s->mk = mk;
 	return 0;
 }
+
+static const uint8_t rekey_ad[] = "SIGILREKEY1";
+
+int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t **np)
+{
+	uint8_t box[SEAL_BOX_LEN], *n = NULL;
+	int r;
+
+	if (!s->mk)
+		return SEAL_E_WRONG;
+	if (s->src == SEAL_SRC_PASSPHRASE) {
+		if (!pass)
+			return SEAL_E_NEED_PASSPHRASE;
+		r = seal_new_passphrase(s, pass, pass_len, &n);
+		if (r < 0)
+			return r;
+	} else if (s->src == SEAL_SRC_GENERATED) {
+		n = mk_alloc();
+		if (!n)
+			return -ENOMEM;
+		randombytes_buf(n, SEAL_KEY_LEN);
+	} else {
+		return -EOPNOTSUPP;
+	}
+	seal_box(box, s->mk, rekey_ad, sizeof(rekey_ad), n);
+	r = seal_write_file(s->statefd, SEAL_REKEY_FILE, box, sizeof(box));
+	if (r < 0) {
+		mk_free(n);
+		unlinkat(s->statefd, SEAL_PARAMS_FILE ".new", 0);
+		return r;
+	}
+	*np = n;
+	return 0;
+}
+
+int seal_rekey_commit(Seal *s, uint8_t *n)
+{
+	int r = 0;
+
+	if (s->src == SEAL_SRC_PASSPHRASE) {
+		if (renameat(s->statefd, SEAL_PARAMS_FILE ".new", s->statefd, SEAL_PARAMS_FILE) < 0 && errno != ENOENT)
+			r = -errno;
+		else if (fsync(s->statefd) < 0)
+			r = -errno;
+	} else {
+		r = seal_write_file(s->statefd, SEAL_MASTER_FILE, n, SEAL_KEY_LEN);
+	}
+	if (r < 0)
+		return r;
+	mk_free(s->mk);
+	s->mk = n;
+	if (unlinkat(s->statefd, SEAL_REKEY_FILE, 0) < 0 && errno != ENOENT)
+		return -errno;
+	if (fsync(s->statefd) < 0)
+		return -errno;
+	return 0;
+}
+
+int seal_rekey_pending(Seal *s, uint8_t **np)
+{
+	uint8_t box[SEAL_BOX_LEN + 1], *n;
+	size_t len = 0;
+	int r;
+
+	*np = NULL;
+	if (s->statefd < 0 || !s->mk)
+		return 0;
+	r = read_small(s->statefd, SEAL_REKEY_FILE, box, sizeof(box), &len);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (len != SEAL_BOX_LEN)
+		return SEAL_E_WRONG;
+	n = mk_alloc();
+	if (!n)
+		return -ENOMEM;
+	if (seal_open(n, s->mk, rekey_ad, sizeof(rekey_ad), box) != 0) {
+		mk_free(n);
+		return SEAL_E_WRONG;
+	}
+	*np = n;
+	return 0;
+}

@@ -87,12 +87,29 @@ void seal_lock(Seal *s);
 int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len);
 
 /**
- * seal_rekey_passphrase() - derive a master key from a new passphrase with a
+ * seal_new_passphrase() - derive a master key from a new passphrase with a
  * new salt. The new parameter file is written to passphrase.params.new
- * (fsync'd); seal_commit_params() renames it into place.
+ * (fsync'd).
  * @mkp: receives the new key (free it with mk_free)
  */
 int seal_new_passphrase(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t **mkp);
+
+/*
+ * Rekey (crash-safe; docs/security.md): seal_rekey_begin() makes the new
+ * master key N (a new passphrase: passphrase.params.new; generated: random)
+ * and records it in rekey.pending, sealed under the current key O. The
+ * caller re-seals every key file under N (each an atomic rename), then
+ * seal_rekey_commit() puts N in place (master.key, or passphrase.params)
+ * and removes rekey.pending. At any moment every key file opens under O or
+ * N, and seal_rekey_pending() gives N back after a crash.
+ */
+#define SEAL_REKEY_FILE "rekey.pending"
+int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t **np);
+int seal_rekey_commit(Seal *s, uint8_t *n);
+/* with the current key unlocked: 0 and *np (NULL if there is no
+ * rekey.pending; else N, which it holds sealed under the current key),
+ * SEAL_E_WRONG if it does not open, or -errno */
+int seal_rekey_pending(Seal *s, uint8_t **np);
 
 /* guarded locked memory for a master key (sodium_malloc); mk_free wipes
  * and frees, NULL is a no-op, returns NULL */

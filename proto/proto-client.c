@@ -168,12 +168,20 @@ static int encode_params(Enc *e, const ProtoRequest *req)
 		enc_kv_str(e, "key", req->u.dh.label);
 		enc_kv_bin(e, "peer", req->u.dh.peer, PROTO_KEY_LEN);
 		return 0;
+	case PROTO_METHOD_AUDIT:
+		enc_map(e, req->u.audit.limit ? 1 : 0);
+		if (req->u.audit.limit) {
+			enc_str(e, "limit");
+			if (msgpack_pack_uint64(&e->pk, req->u.audit.limit) != 0)
+				e->failed = 1;
+		}
+		return 0;
 	case PROTO_METHOD_LOCK:
-	case PROTO_METHOD_UNLOCK: {
-		bool has = req->method == PROTO_METHOD_LOCK ? req->u.lock.has_passphrase
-		                                            : req->u.unlock.has_passphrase;
-		ProtoBytes pp = req->method == PROTO_METHOD_LOCK ? req->u.lock.passphrase
-		                                                 : req->u.unlock.passphrase;
+	case PROTO_METHOD_UNLOCK:
+	case PROTO_METHOD_REKEY: {
+		/* the three share one layout */
+		bool has = req->u.lock.has_passphrase;
+		ProtoBytes pp = req->u.lock.passphrase;
 
 		enc_map(e, has ? 1 : 0);
 		if (has) {
@@ -456,6 +464,31 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 	case PROTO_METHOD_DH:
 		if (get_bin(res, "shared_secret", resp->u.dh.shared_secret, PROTO_KEY_LEN) < 0)
 			BAD("shared_secret");
+		return 0;
+	case PROTO_METHOD_REKEY:
+		if (get_u64(res, "keys", &resp->u.rekey.keys) < 0)
+			BAD("keys");
+		return 0;
+	case PROTO_METHOD_AUDIT:
+		/* the lines use the storage of hello's features */
+		v = map_get(res, "lines");
+		if (!v || v->type != MSGPACK_OBJECT_ARRAY)
+			BAD("lines");
+		priv->features = calloc(v->via.array.size + 1, sizeof(char *));
+		if (!priv->features)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			const msgpack_object *f = &v->via.array.ptr[i];
+
+			if (f->type != MSGPACK_OBJECT_STR)
+				BAD("lines");
+			priv->features[i] = strndup(f->via.str.ptr, f->via.str.size);
+			if (!priv->features[i])
+				return -ENOMEM;
+			priv->n_features++;
+		}
+		resp->u.audit.lines = (const char *const *)priv->features;
+		resp->u.audit.n = priv->n_features;
 		return 0;
 	case _PROTO_METHOD_N:
 	case PROTO_METHOD_UNKNOWN:

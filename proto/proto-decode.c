@@ -385,11 +385,23 @@ static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 		req->u.dh.peer = peer.data;
 		return 0;
 	}
+	case PROTO_METHOD_AUDIT: {
+		const msgpack_object *o = field(p, "limit");
+
+		req->u.audit.limit = 100;
+		if (!o || o->type == MSGPACK_OBJECT_NIL)
+			return 0;
+		if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER || o->via.u64 < 1)
+			return bad(d, "field 'limit' must be a positive integer");
+		req->u.audit.limit = o->via.u64;
+		return 0;
+	}
 	case PROTO_METHOD_LOCK:
-	case PROTO_METHOD_UNLOCK: {
+	case PROTO_METHOD_UNLOCK:
+	case PROTO_METHOD_REKEY: {
 		const msgpack_object *o = field(p, "passphrase");
 
-		/* lock and unlock share one layout */
+		/* lock, unlock and rekey share one layout */
 		req->u.lock.has_passphrase = false;
 		if (!o || o->type == MSGPACK_OBJECT_NIL)
 			return 0;

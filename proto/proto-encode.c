@@ -139,6 +139,15 @@ static int pack_result(msgpack_packer *pk, const ProtoResponse *r)
 	case PROTO_METHOD_DH:
 		return msgpack_pack_map(pk, 1) || pack_str(pk, "shared_secret") ||
 		       pack_bin(pk, r->u.dh.shared_secret, PROTO_KEY_LEN);
+	case PROTO_METHOD_REKEY:
+		return msgpack_pack_map(pk, 1) || pack_str(pk, "keys") || msgpack_pack_uint64(pk, r->u.rekey.keys);
+	case PROTO_METHOD_AUDIT:
+		if (msgpack_pack_map(pk, 1) || pack_str(pk, "lines") || msgpack_pack_array(pk, r->u.audit.n))
+			return -1;
+		for (size_t i = 0; i < r->u.audit.n; i++)
+			if (pack_str(pk, r->u.audit.lines[i]))
+				return -1;
+		return 0;
 	default:
 		return -1;
 	}

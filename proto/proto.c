@@ -38,6 +38,8 @@ static const char *const method_names[_PROTO_METHOD_N] = {
 	[PROTO_METHOD_DH] = "dh",
 	[PROTO_METHOD_LOCK] = "lock",
 	[PROTO_METHOD_UNLOCK] = "unlock",
+	[PROTO_METHOD_REKEY] = "rekey",
+	[PROTO_METHOD_AUDIT] = "audit",
 };
 
 static const char *const key_type_names[] = { "ed25519", "x25519" };

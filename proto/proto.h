@@ -82,6 +82,8 @@ typedef enum ProtoMethod {
 	PROTO_METHOD_DH,          /* "dh" */
 	PROTO_METHOD_LOCK,        /* "lock" */
 	PROTO_METHOD_UNLOCK,      /* "unlock" */
+	PROTO_METHOD_REKEY,       /* "rekey" */
+	PROTO_METHOD_AUDIT,       /* "audit" */
 	_PROTO_METHOD_N,
 	PROTO_METHOD_UNKNOWN = -1,
 } ProtoMethod;
@@ -205,7 +207,10 @@ typedef struct ProtoRequest {
 		struct {
 			bool has_passphrase;
 			ProtoBytes passphrase; /* str or bin, <= PROTO_PASSPHRASE_MAX */
-		} lock, unlock;
+		} lock, unlock, rekey; /* rekey: the new passphrase (passphrase mode) */
+		struct {
+			uint64_t limit;       /* the last lines to return (default 100) */
+		} audit;
 	} u;
 	void *priv; /* decoder-owned storage (verify_batch items); NULL otherwise */
 } ProtoRequest;
@@ -278,6 +283,13 @@ typedef struct ProtoResponse {
 		struct {
 			uint8_t shared_secret[PROTO_KEY_LEN]; /* secret: wipe after use */
 		} dh;
+		struct {
+			uint64_t keys;        /* re-sealed */
+		} rekey;
+		struct {
+			const char *const *lines;
+			size_t n;
+		} audit;
 	} u;
 	void *priv; /* decoder-owned storage (client side); NULL otherwise */
 } ProtoResponse;

@@ -741,6 +741,173 @@ def test_audit(tmp):
     assert os.stat(audit).st_mode & 0o777 == 0o600
 
 
+# ---- an independent XChaCha20-Poly1305 (HChaCha20 + pyca's ChaCha20Poly1305)
+
+def _rotl(v, n):
+    return ((v << n) & 0xffffffff) | (v >> (32 - n))
+
+
+def hchacha20(key, nonce16):
+    st = [0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]
+    st += list(struct.unpack("<8I", key)) + list(struct.unpack("<4I", nonce16))
+
+    def qr(a, b, c, d):
+        st[a] = (st[a] + st[b]) & 0xffffffff; st[d] = _rotl(st[d] ^ st[a], 16)
+        st[c] = (st[c] + st[d]) & 0xffffffff; st[b] = _rotl(st[b] ^ st[c], 12)
+        st[a] = (st[a] + st[b]) & 0xffffffff; st[d] = _rotl(st[d] ^ st[a], 8)
+        st[c] = (st[c] + st[d]) & 0xffffffff; st[b] = _rotl(st[b] ^ st[c], 7)
+    for _ in range(10):
+        qr(0, 4, 8, 12); qr(1, 5, 9, 13); qr(2, 6, 10, 14); qr(3, 7, 11, 15)
+        qr(0, 5, 10, 15); qr(1, 6, 11, 12); qr(2, 7, 8, 13); qr(3, 4, 9, 14)
+    return struct.pack("<8I", *(st[0:4] + st[12:16]))
+
+
+def xchacha_open(key, nonce24, ct, ad):
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    sub = hchacha20(key, nonce24[:16])
+    return ChaCha20Poly1305(sub).decrypt(b"\0" * 4 + nonce24[16:], ct, ad)
+
+
+def xchacha_seal(key, nonce24, pt, ad):
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    sub = hchacha20(key, nonce24[:16])
+    return nonce24 + ChaCha20Poly1305(sub).encrypt(b"\0" * 4 + nonce24[16:], pt, ad)
+
+
+def open_keyfile(data, mk):
+    """the seed of a format 2 key file, opened independently of sigild"""
+    n = data[11]
+    p = struct.unpack(">H", data[52:54])[0]
+    hdr = 56 + n + p
+    assert len(data) == hdr + 72
+    return xchacha_open(mk, data[hdr:hdr + 24], data[hdr + 24:], data[:hdr])
+
+
+def test_format_opens_independently(tmp):
+    d = Daemon(tmp).start()
+    c = d.client()
+    priv, seed = import_ed(c, "k")
+    c.call("key.generate", {"type": "ed25519", "label": "p", "policy": {"max_signs": 7, "uids": [0, 1]}})
+    c.close()
+    d.stop()
+    mk = open(os.path.join(d.state, "master.key"), "rb").read()
+    assert len(mk) == 32
+    data = open(os.path.join(d.state, "keys", "k.key"), "rb").read()
+    assert open_keyfile(data, mk) == seed
+    data = open(os.path.join(d.state, "keys", "p.key"), "rb").read()
+    assert len(open_keyfile(data, mk)) == 32
+    bad = bytearray(data)
+    bad[9] ^= 1  # the type, in the associated data
+    try:
+        open_keyfile(bytes(bad), mk)
+    except Exception:
+        pass
+    else:
+        raise AssertionError("a changed header opened")
+
+
+def test_rekey(tmp):
+    d = Daemon(tmp).start()
+    c = d.client()
+    privs = {f"k{i}": import_ed(c, f"k{i}")[0] for i in range(5)}
+    old_mk = open(os.path.join(d.state, "master.key"), "rb").read()
+    assert c.call("rekey")["keys"] == 5
+    new_mk = open(os.path.join(d.state, "master.key"), "rb").read()
+    assert new_mk != old_mk
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+        data = open(os.path.join(d.state, "keys", label + ".key"), "rb").read()
+        assert open_keyfile(data, new_mk) == priv.private_bytes(RAW, RAWPRIV, NOENC)
+    assert not os.path.exists(os.path.join(d.state, "rekey.pending"))
+    c.call("lock")
+    c.expect_error("locked", "rekey")
+    c.call("unlock")
+    c.close()
+    d.restart()
+    c = d.client()
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.close()
+    d.stop()
+    # a rekey interrupted after some files were re-sealed: rekey.pending
+    # (N sealed under O) and a mix of files; the next start finishes it
+    o = open(os.path.join(d.state, "master.key"), "rb").read()
+    n = os.urandom(32)
+    pending = xchacha_seal(o, os.urandom(24), n, b"SIGILREKEY1\0")
+    fd = os.open(os.path.join(d.state, "rekey.pending"), os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, pending)
+    os.close(fd)
+    for i, label in enumerate(sorted(privs)):
+        if i % 2:
+            continue
+        p = os.path.join(d.state, "keys", label + ".key")
+        data = open(p, "rb").read()
+        hdr = len(data) - 72
+        seed = open_keyfile(data, o)
+        open(p, "wb").write(data[:hdr] + xchacha_seal(n, os.urandom(24), seed, data[:hdr]))
+    d.start()
+    c = d.client()
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.close()
+    assert "finished an interrupted rekey: 2 key files re-sealed" in d.lastlog(), d.lastlog()
+    d.stop()
+    assert open(os.path.join(d.state, "master.key"), "rb").read() == n
+    assert not os.path.exists(os.path.join(d.state, "rekey.pending"))
+    for label, priv in privs.items():
+        data = open(os.path.join(d.state, "keys", label + ".key"), "rb").read()
+        assert open_keyfile(data, n) == priv.private_bytes(RAW, RAWPRIV, NOENC)
+
+
+def test_rekey_passphrase_and_kill9(tmp):
+    d = Daemon(tmp, args=["--passphrase", *FAST_PW]).start()
+    c = d.client()
+    c.call("unlock", {"passphrase": "one"})
+    privs = {f"k{i}": import_ed(c, f"k{i}")[0] for i in range(30)}
+    c.expect_error("bad_request", "rekey")
+    assert c.call("rekey", {"passphrase": "two"})["keys"] == 30
+    for label, priv in list(privs.items())[:3]:
+        check_sign(c, label, priv)
+    c.close()
+    d.restart()
+    c = d.client()
+    c.expect_error("denied", "unlock", {"passphrase": "one"})
+    c.call("unlock", {"passphrase": "two"})
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.close()
+    d.stop()
+    # kill -9 at random moments of a rekey: after the restart, one of the
+    # two passphrases opens every key
+    rnd = random.Random(int.from_bytes(os.urandom(8), "little"))
+    current = "two"
+    mid = 0
+    for i in range(10):
+        d.start()
+        c = d.client()
+        c.call("unlock", {"passphrase": current})
+        new = f"pw{i}"
+        c.send("rekey", {"passphrase": new})
+        time.sleep(rnd.uniform(0, 0.03))
+        os.kill(d.proc.pid, signal.SIGKILL)
+        d.proc.wait(20)
+        c.close()
+        mid += os.path.exists(os.path.join(d.state, "rekey.pending"))
+        d.start()
+        c = d.client()
+        try:
+            c.call("unlock", {"passphrase": new})
+            current = new
+        except RpcError as e:
+            assert e.code == "denied", e
+            c.call("unlock", {"passphrase": current})
+        for label, priv in privs.items():
+            check_sign(c, label, priv)
+        c.close()
+        d.stop()
+    print(f"# rekey killed mid-way (rekey.pending left) in {mid} of 10 rounds", flush=True)
+
+
 TESTS = [
     test_restart_keeps_keys_and_no_plain_seed,
     test_tampered_files_refused,
@@ -755,6 +922,9 @@ TESTS = [
     test_enospc,
     test_policy_rules,
     test_audit,
+    test_format_opens_independently,
+    test_rekey,
+    test_rekey_passphrase_and_kill9,
 ]
 
 
