@@ -1529,6 +1529,7 @@ static int agent_bind(Agent *a, const char *path, int *fdp)
 	struct stat st;
 	char *slash;
 	mode_t old;
+	bool bound;
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -1571,10 +1572,18 @@ static int agent_bind(Agent *a, const char *path, int *fdp)
 	old = umask(0177);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, SOMAXCONN) < 0) {
+	bound = r == 0;
+	/* as the main socket: 0600, or 0660 for socket_group */
+	if (r == 0 && a->server->config.has_socket_group)
+		r = chown(path, (uid_t)-1, a->server->config.socket_group) < 0 || chmod(path, 0660) < 0 ? -1 : 0;
+	else if (r == 0)
+		r = chmod(path, 0600);
+	if (r < 0 || listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		log_err("cannot listen on %s: %s", path, strerror(-r));
 		close(fd);
+		if (bound)
+			unlink(path);
 		return r;
 	}
 	a->path = strdup(path);

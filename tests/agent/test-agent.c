@@ -225,6 +225,95 @@ static void assert_empty(void)
 	assert_non_null(strstr(out, "The agent has no identities."));
 }
 
+/* ---- the socket option ------------------------------------------------------ */
+
+/* start a second sigild in dir/<name>/ with extra arguments; return its pid,
+ * or -1 with *status set if it exited within 15 s of start-up */
+static pid_t spawn_second(const char *name, const char *agent_arg, int *status)
+{
+	const char *sigild = getenv("SIGILD");
+	char sock[160], state[160], logf[160];
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/%s/run/sigild.sock", dir, name);
+	snprintf(state, sizeof(state), "%s/%s/state", dir, name);
+	snprintf(logf, sizeof(logf), "%s/%s.log", dir, name);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		if (agent_arg)
+			execl(sigild, sigild, "--socket", sock, "--state-dir", state, "--foreground",
+			      "--ssh-agent-socket", agent_arg, (char *)NULL);
+		else
+			execl(sigild, sigild, "--socket", sock, "--state-dir", state, "--foreground", (char *)NULL);
+		_exit(127);
+	}
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 15000; usleep(10000)) {
+		int fd = connect_unix(sock);
+
+		if (fd >= 0) {
+			close(fd);
+			return pid;
+		}
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return -1;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fail_msg("the second sigild neither listened nor exited");
+	return -1;
+}
+
+static void stop_second(pid_t pid)
+{
+	int st = -1;
+
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_socket_option(void **state)
+{
+	char path[200];
+	struct stat st;
+	int status = 0;
+	pid_t pid;
+
+	(void)state;
+	/* default: ssh-agent.sock next to the main socket, mode 0600, removed at exit */
+	pid = spawn_second("second", NULL, &status);
+	assert_true(pid > 0);
+	snprintf(path, sizeof(path), "%s/second/run/ssh-agent.sock", dir);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(run("SSH_AUTH_SOCK=%s ssh-add -l", path), 1);
+	assert_non_null(strstr(out, "The agent has no identities."));
+	stop_second(pid);
+	assert_int_equal(lstat(path, &st), -1);
+	/* none: no agent socket */
+	pid = spawn_second("third", "none", &status);
+	assert_true(pid > 0);
+	snprintf(path, sizeof(path), "%s/third/run/ssh-agent.sock", dir);
+	assert_int_equal(lstat(path, &st), -1);
+	stop_second(pid);
+	/* an explicit path in use by a live agent: sigild refuses to start */
+	pid = spawn_second("fourth", agent_sock, &status);
+	/* it may answer on its main socket for a moment before it gives up */
+	if (pid > 0)
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	/* and the first sigild's agent still answers */
+	assert_int_equal(run("ssh-add -l"), 1);
+}
+
 /* ---- ssh-add ---------------------------------------------------------------- */
 
 /* generate a key on the main socket (msgpack-rpc with Python's msgpack)
@@ -898,6 +987,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_raw_protocol),
 		cmocka_unit_test(test_partial_and_hangup),
+		cmocka_unit_test(test_socket_option),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_add_list_delete),
 		cmocka_unit_test(test_remove_all),
