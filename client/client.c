@@ -601,6 +601,75 @@ SIGIL_PUBLIC sigil_error sigil_client_key_import(sigil_client *c, sigil_key_info
 	return call(c, &req, take_key, out);
 }
 
+static sigil_error to_proto_policy(sigil_client *c, ProtoKeyPolicy *p, const sigil_key_policy *in)
+{
+	memset(p, 0, sizeof(*p));
+	if (in->n_uids > PROTO_POLICY_IDS_MAX || in->n_gids > PROTO_POLICY_IDS_MAX ||
+	    in->n_exes > PROTO_POLICY_EXES_MAX || in->expires < 0)
+		return set_err(c, SIGIL_EINVAL, "policy: too many ids or paths, or a negative expiry");
+	p->set = true;
+	p->ops = (in->allow_sign ? PROTO_OP_SIGN : 0) | (in->allow_dh ? PROTO_OP_DH : 0);
+	p->expires = in->expires;
+	memcpy(p->uids, in->uids, in->n_uids * sizeof(uint32_t));
+	p->n_uids = in->n_uids;
+	memcpy(p->gids, in->gids, in->n_gids * sizeof(uint32_t));
+	p->n_gids = in->n_gids;
+	for (size_t i = 0; i < in->n_exes; i++) {
+		if (!in->exes[i] || in->exes[i][0] != '/' || strlen(in->exes[i]) >= PROTO_POLICY_EXE_MAX)
+			return set_err(c, SIGIL_EINVAL, "policy: executables must be absolute paths under %d bytes",
+			               PROTO_POLICY_EXE_MAX);
+		memcpy(p->exes[i], in->exes[i], strlen(in->exes[i]) + 1);
+	}
+	p->n_exes = in->n_exes;
+	p->max_signs = in->max_signs;
+	p->rate = in->rate;
+	return SIGIL_EOK;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_generate_policy(sigil_client *c, sigil_key_info *out,
+                                                          sigil_key_type type, const char *label,
+                                                          int exportable, const sigil_key_policy *policy)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_GENERATE };
+	ProtoKeyPolicy pol;
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!key_type_ok(type))
+		return set_err(c, SIGIL_EINVAL, "bad key type");
+	if (policy && (e = to_proto_policy(c, &pol, policy)))
+		return e;
+	req.u.key_generate.type = (ProtoKeyType)type;
+	memcpy(req.u.key_generate.label, label, strlen(label) + 1);
+	req.u.key_generate.exportable = exportable != 0;
+	req.u.key_generate.policy = policy ? &pol : NULL;
+	return call(c, &req, take_key, out);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_import_policy(sigil_client *c, sigil_key_info *out,
+                                                        sigil_key_type type, const char *label,
+                                                        const uint8_t seed[32], int exportable,
+                                                        const sigil_key_policy *policy)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_IMPORT };
+	ProtoKeyPolicy pol;
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!key_type_ok(type) || !seed)
+		return set_err(c, SIGIL_EINVAL, "bad key type or NULL seed");
+	if (policy && (e = to_proto_policy(c, &pol, policy)))
+		return e;
+	req.u.key_import.type = (ProtoKeyType)type;
+	memcpy(req.u.key_import.label, label, strlen(label) + 1);
+	req.u.key_import.seed = seed;
+	req.u.key_import.exportable = exportable != 0;
+	req.u.key_import.policy = policy ? &pol : NULL;
+	return call(c, &req, take_key, out);
+}
+
 typedef struct KeyList {
 	sigil_key_info *keys;
 	size_t n;
@@ -873,6 +942,79 @@ SIGIL_PUBLIC sigil_error sigil_client_lock(sigil_client *c, const char *passphra
 SIGIL_PUBLIC sigil_error sigil_client_unlock(sigil_client *c, const char *passphrase)
 {
 	return lock_unlock(c, PROTO_METHOD_UNLOCK, passphrase);
+}
+
+static void take_rekey(void *out, const ProtoResponse *r)
+{
+	if (out)
+		*(uint64_t *)out = r->u.rekey.keys;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_rekey(sigil_client *c, const char *new_passphrase, uint64_t *keysp)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_REKEY };
+	ProtoBytes pp = { (const uint8_t *)new_passphrase, new_passphrase ? strlen(new_passphrase) : 0 };
+
+	if (pp.len > PROTO_PASSPHRASE_MAX)
+		return set_err(c, SIGIL_EINVAL, "passphrase longer than %d bytes", PROTO_PASSPHRASE_MAX);
+	req.u.rekey.has_passphrase = new_passphrase != NULL;
+	req.u.rekey.passphrase = pp;
+	return call(c, &req, take_rekey, keysp);
+}
+
+typedef struct AuditOut {
+	char **lines;
+	size_t n;
+	bool nomem;
+} AuditOut;
+
+static void take_audit(void *out, const ProtoResponse *r)
+{
+	AuditOut *a = out;
+
+	a->lines = calloc(r->u.audit.n + 1, sizeof(char *));
+	if (!a->lines) {
+		a->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < r->u.audit.n; i++) {
+		a->lines[i] = strdup(r->u.audit.lines[i]);
+		if (!a->lines[i]) {
+			a->nomem = true;
+			return;
+		}
+		a->n++;
+	}
+}
+
+SIGIL_PUBLIC void sigil_client_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_audit(sigil_client *c, size_t limit, char ***linesp, size_t *np)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_AUDIT };
+	AuditOut a = { 0 };
+	sigil_error e;
+
+	if (!linesp || !np)
+		return set_err(c, SIGIL_EINVAL, "NULL argument");
+	req.u.audit.limit = limit ? limit : 100;
+	e = call(c, &req, take_audit, &a);
+	if (!e && a.nomem)
+		e = set_err(c, SIGIL_ENOMEM, "out of memory");
+	if (e) {
+		sigil_client_strv_free(a.lines);
+		return e;
+	}
+	*linesp = a.lines;
+	*np = a.n;
+	return SIGIL_EOK;
 }
 
 /* ---- pipelined calls ---- */

@@ -65,6 +65,13 @@ enum {
 	OPT_PEER,
 	OPT_PEER_FILE,
 	OPT_PASSFILE,
+	OPT_ALLOW_OP,
+	OPT_EXPIRES,
+	OPT_ALLOW_UID,
+	OPT_ALLOW_GID,
+	OPT_ALLOW_EXE,
+	OPT_MAX_SIGNS,
+	OPT_RATE,
 	OPT_KEY,
 	OPT_PUBKEY,
 };
@@ -409,14 +416,96 @@ static void print_one_key(const sigil_key_info *k)
 		putchar('\n');
 }
 
+#define POLICY_LONGOPTS                                                   \
+	{ "allow-op", required_argument, NULL, OPT_ALLOW_OP },                 \
+	{ "expires", required_argument, NULL, OPT_EXPIRES },                   \
+	{ "allow-uid", required_argument, NULL, OPT_ALLOW_UID },               \
+	{ "allow-gid", required_argument, NULL, OPT_ALLOW_GID },               \
+	{ "allow-exe", required_argument, NULL, OPT_ALLOW_EXE },               \
+	{ "max-signs", required_argument, NULL, OPT_MAX_SIGNS },               \
+	{ "rate", required_argument, NULL, OPT_RATE }
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* one policy option into *p (*set becomes true). 0, 1 if c is not one, or
+ * -1 (usage error printed) */
+static int policy_opt(int c, sigil_key_policy *p, bool *set)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_ALLOW_OP:
+		if (strcmp(optarg, "sign") == 0)
+			p->allow_sign = 1;
+		else if (strcmp(optarg, "dh") == 0)
+			p->allow_dh = 1;
+		else
+			return usage_error("bad --allow-op: %s (sign or dh)", optarg), -1;
+		break;
+	case OPT_EXPIRES:
+		/* +SECONDS from now, or a unix time */
+		if (parse_u64(optarg[0] == '+' ? optarg + 1 : optarg, INT64_MAX / 2, &v) < 0 || v == 0)
+			return usage_error("bad --expires: %s (unix time, or +SECONDS)", optarg), -1;
+		p->expires = optarg[0] == '+' ? (int64_t)time(NULL) + (int64_t)v : (int64_t)v;
+		break;
+	case OPT_ALLOW_UID:
+	case OPT_ALLOW_GID: {
+		uint32_t *ids = c == OPT_ALLOW_UID ? p->uids : p->gids;
+		size_t *n = c == OPT_ALLOW_UID ? &p->n_uids : &p->n_gids;
+
+		if (parse_u64(optarg, UINT32_MAX - 1, &v) < 0 || *n >= SIGIL_POLICY_IDS_MAX)
+			return usage_error("bad %s: %s (a number; at most %d)", c == OPT_ALLOW_UID ? "--allow-uid" : "--allow-gid",
+			                   optarg, SIGIL_POLICY_IDS_MAX), -1;
+		ids[(*n)++] = (uint32_t)v;
+		break;
+	}
+	case OPT_ALLOW_EXE:
+		if (optarg[0] != '/' || p->n_exes >= SIGIL_POLICY_EXES_MAX)
+			return usage_error("bad --allow-exe: %s (an absolute path; at most %d)", optarg,
+			                   SIGIL_POLICY_EXES_MAX), -1;
+		p->exes[p->n_exes++] = optarg;
+		break;
+	case OPT_MAX_SIGNS:
+		if (parse_u64(optarg, UINT64_MAX, &v) < 0 || v == 0)
+			return usage_error("bad --max-signs: %s (a positive number)", optarg), -1;
+		p->max_signs = v;
+		break;
+	case OPT_RATE:
+		if (parse_u64(optarg, UINT32_MAX, &v) < 0 || v == 0)
+			return usage_error("bad --rate: %s (operations per minute)", optarg), -1;
+		p->rate = (uint32_t)v;
+		break;
+	default:
+		return 1;
+	}
+	*set = true;
+	return 0;
+}
+
 static int cmd_keygen(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		COMMON_LONGOPTS,
 		{ "type", required_argument, NULL, OPT_TYPE },
 		{ "exportable", no_argument, NULL, OPT_EXPORTABLE },
+		POLICY_LONGOPTS,
 		{ 0 },
 	};
+	sigil_key_policy policy = { 0 };
+	bool has_policy = false;
 	sigil_key_type type = SIGIL_KEY_ED25519;
 	bool exportable = false;
 	sigil_client *cl;
@@ -431,12 +520,14 @@ static int cmd_keygen(int argc, char **argv)
 			return usage_error("bad --type: %s (ed25519 or x25519)", optarg);
 		if (c == OPT_EXPORTABLE)
 			exportable = true;
+		if (policy_opt(c, &policy, &has_policy) < 0)
+			return EXIT_USAGE;
 	}
 	if (argc - optind != 1)
 		return usage_error("keygen takes one LABEL");
 	if ((ex = open_client(&cl)))
 		return ex;
-	e = sigil_client_key_generate(cl, &k, type, argv[optind], exportable);
+	e = sigil_client_key_generate_policy(cl, &k, type, argv[optind], exportable, has_policy ? &policy : NULL);
 	if (e)
 		ex = fail(cl, e, "keygen");
 	else
@@ -469,8 +560,11 @@ static int cmd_import(int argc, char **argv)
 		{ "type", required_argument, NULL, OPT_TYPE },
 		{ "exportable", no_argument, NULL, OPT_EXPORTABLE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		POLICY_LONGOPTS,
 		{ 0 },
 	};
+	sigil_key_policy policy = { 0 };
+	bool has_policy = false;
 	sigil_key_type type = SIGIL_KEY_ED25519;
 	FormatSkKind kind = FORMAT_SK_AUTO;
 	bool exportable = false;
@@ -492,6 +586,8 @@ static int cmd_import(int argc, char **argv)
 			exportable = true;
 		if (c == OPT_FORMAT && parse_sk_format(optarg, &kind) < 0)
 			return usage_error("bad --format: %s", optarg);
+		if (policy_opt(c, &policy, &has_policy) < 0)
+			return EXIT_USAGE;
 	}
 	if (argc - optind < 1 || argc - optind > 2)
 		return usage_error("import takes LABEL [FILE]");
@@ -525,7 +621,8 @@ static int cmd_import(int argc, char **argv)
 		sigil_wipe(seed, sizeof(seed));
 		return ex;
 	}
-	e = sigil_client_key_import(cl, &k, type, argv[optind], seed, exportable);
+	e = sigil_client_key_import_policy(cl, &k, type, argv[optind], seed, exportable,
+	                                   has_policy ? &policy : NULL);
 	sigil_wipe(seed, sizeof(seed));
 	if (e)
 		ex = fail(cl, e, "import");
@@ -1575,6 +1672,91 @@ out:
 	return ex;
 }
 
+static int cmd_rekey(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		COMMON_LONGOPTS,
+		{ "passphrase-file", required_argument, NULL, OPT_PASSFILE },
+		{ "ask", no_argument, NULL, 'a' },
+		{ 0 },
+	};
+	const char *passfile = NULL;
+	bool ask = false;
+	char *pass = NULL;
+	uint64_t n = 0;
+	sigil_client *cl;
+	sigil_error e;
+	int c, ex = 0;
+
+	while ((c = getopt_long(argc, argv, "s:ha", lo, NULL)) != -1) {
+		if (common_opt(c, &ex) < 0)
+			return ex;
+		if (c == OPT_PASSFILE)
+			passfile = optarg;
+		if (c == 'a')
+			ask = true;
+	}
+	if (argc != optind)
+		return usage_error("rekey takes no arguments");
+	if (passfile || ask) {
+		pass = read_passphrase(passfile);
+		if (!pass) {
+			err("cannot read the new passphrase");
+			return EXIT_USAGE;
+		}
+	}
+	if ((ex = open_client(&cl)))
+		goto out;
+	e = sigil_client_rekey(cl, pass, &n);
+	if (e)
+		ex = fail(cl, e, "rekey");
+	else if (opts.json)
+		printf("{\"rekeyed\":%" PRIu64 "}\n", n);
+	else
+		printf("%" PRIu64 " keys re-sealed under the new master key\n", n);
+	sigil_client_free(cl);
+out:
+	if (pass)
+		sodium_free(pass); /* wipes */
+	return ex;
+}
+
+static int cmd_audit(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		COMMON_LONGOPTS,
+		{ "lines", required_argument, NULL, 'n' },
+		{ 0 },
+	};
+	uint64_t limit = 100;
+	char **lines = NULL;
+	size_t n = 0;
+	sigil_client *cl;
+	sigil_error e;
+	int c, ex = 0;
+
+	while ((c = getopt_long(argc, argv, "s:hn:", lo, NULL)) != -1) {
+		if (common_opt(c, &ex) < 0)
+			return ex;
+		if (c == 'n' && (parse_u64(optarg, 1u << 20, &limit) < 0 || limit == 0))
+			return usage_error("bad --lines: %s", optarg);
+	}
+	if (argc != optind)
+		return usage_error("audit takes no arguments");
+	if ((ex = open_client(&cl)))
+		return ex;
+	e = sigil_client_audit(cl, (size_t)limit, &lines, &n);
+	if (e) {
+		ex = fail(cl, e, "audit");
+	} else {
+		for (size_t i = 0; i < n; i++)
+			printf("%s\n", lines[i]);
+		sigil_client_strv_free(lines);
+	}
+	sigil_client_free(cl);
+	return ex;
+}
+
 static int cmd_lock(int argc, char **argv)
 {
 	return cmd_lock_unlock(argc, argv, true);
@@ -1633,10 +1815,18 @@ static int cmd_status(int argc, char **argv)
 
 static const Cmd cmds[] = {
 	{ "keygen", cmd_keygen,
-	  "Usage: sigil keygen [--type ed25519|x25519] [--exportable] LABEL\n"
-	  "Generate a key in sigild and print its label, type, public key (hex) and fingerprint.\n" },
+	  "Usage: sigil keygen [--type ed25519|x25519] [--exportable] [POLICY] LABEL\n"
+	  "Generate a key in sigild and print its label, type, public key (hex) and fingerprint.\n"
+	  "POLICY (keygen and import; docs/security.md), each rule optional:\n"
+	  "  --allow-op sign|dh   operations allowed (repeat for both)\n"
+	  "  --expires T          refuse the key after unix time T, or +SECONDS from now\n"
+	  "  --allow-uid UID      peers with this uid (repeatable; uids or gids must match)\n"
+	  "  --allow-gid GID      peers in this group (primary or supplementary; repeatable)\n"
+	  "  --allow-exe PATH     peers running this executable (repeatable)\n"
+	  "  --max-signs N        at most N operations (counted since sigild started)\n"
+	  "  --rate N             at most N operations a minute\n" },
 	{ "import", cmd_import,
-	  "Usage: sigil import [--type ed25519|x25519] [--exportable]\n"
+	  "Usage: sigil import [--type ed25519|x25519] [--exportable] [POLICY (see keygen)]\n"
 	  "                    [--format auto|hex|raw|openssh|minisign|signify] LABEL [FILE|-]\n"
 	  "Import a 32-byte seed into sigild, read from FILE (default: stdin) as 64 hex\n"
 	  "digits, 32 raw bytes, an unencrypted OpenSSH ed25519 private key (ssh-keygen -N ''),\n"
@@ -1698,6 +1888,15 @@ static const Cmd cmds[] = {
 	{ "unlock", cmd_unlock,
 	  "Usage: sigil unlock [--passphrase-file FILE|- | --ask]\n"
 	  "Unlock sigild, with the passphrase from FILE (- for stdin) or asked on the terminal.\n" },
+	{ "rekey", cmd_rekey,
+	  "Usage: sigil rekey [--passphrase-file FILE|- | --ask]\n"
+	  "Re-seal every key under a new master key: the new passphrase (when sigild seals under\n"
+	  "a passphrase), else a new generated master key. Crash-safe: an interrupted rekey is\n"
+	  "settled at the next start or unlock (docs/security.md).\n" },
+	{ "audit", cmd_audit,
+	  "Usage: sigil audit [-n LINES]\n"
+	  "Print sigild's last audit lines (default 100): time, peer uid, pid, executable, key,\n"
+	  "fingerprint, operation and result of each private-key operation and key change.\n" },
 	{ "status", cmd_status, "Usage: sigil status\nShow sigild's version and state.\n" },
 };
 

@@ -62,6 +62,64 @@ static void enc_map(Enc *e, size_t n)
 		e->failed = 1;
 }
 
+static void enc_u64(Enc *e, uint64_t v)
+{
+	if (msgpack_pack_uint64(&e->pk, v) != 0)
+		e->failed = 1;
+}
+
+/* "policy": only the rules that are set */
+static void enc_policy(Enc *e, const ProtoKeyPolicy *p)
+{
+	size_t n = (p->ops ? 1 : 0) + (p->expires ? 1 : 0) + (p->n_uids ? 1 : 0) + (p->n_gids ? 1 : 0) +
+	           (p->n_exes ? 1 : 0) + (p->max_signs ? 1 : 0) + (p->rate ? 1 : 0);
+
+	enc_str(e, "policy");
+	enc_map(e, n);
+	if (p->ops) {
+		enc_str(e, "ops");
+		if (msgpack_pack_array(&e->pk, (p->ops & PROTO_OP_SIGN ? 1 : 0) + (p->ops & PROTO_OP_DH ? 1 : 0)))
+			e->failed = 1;
+		if (p->ops & PROTO_OP_SIGN)
+			enc_str(e, "sign");
+		if (p->ops & PROTO_OP_DH)
+			enc_str(e, "dh");
+	}
+	if (p->expires) {
+		enc_str(e, "expires");
+		enc_u64(e, (uint64_t)p->expires);
+	}
+	if (p->n_uids) {
+		enc_str(e, "uids");
+		if (msgpack_pack_array(&e->pk, p->n_uids))
+			e->failed = 1;
+		for (size_t i = 0; i < p->n_uids; i++)
+			enc_u64(e, p->uids[i]);
+	}
+	if (p->n_gids) {
+		enc_str(e, "gids");
+		if (msgpack_pack_array(&e->pk, p->n_gids))
+			e->failed = 1;
+		for (size_t i = 0; i < p->n_gids; i++)
+			enc_u64(e, p->gids[i]);
+	}
+	if (p->n_exes) {
+		enc_str(e, "exes");
+		if (msgpack_pack_array(&e->pk, p->n_exes))
+			e->failed = 1;
+		for (size_t i = 0; i < p->n_exes; i++)
+			enc_str(e, p->exes[i]);
+	}
+	if (p->max_signs) {
+		enc_str(e, "max_signs");
+		enc_u64(e, p->max_signs);
+	}
+	if (p->rate) {
+		enc_str(e, "rate");
+		enc_u64(e, p->rate);
+	}
+}
+
 static int encode_params(Enc *e, const ProtoRequest *req)
 {
 	const char *name, *mode, *policy;
@@ -77,22 +135,26 @@ static int encode_params(Enc *e, const ProtoRequest *req)
 		name = proto_key_type_name(req->u.key_generate.type);
 		if (!name)
 			return -EINVAL;
-		enc_map(e, 2 + (req->u.key_generate.exportable ? 1 : 0));
+		enc_map(e, 2 + (req->u.key_generate.exportable ? 1 : 0) + (req->u.key_generate.policy ? 1 : 0));
 		enc_kv_str(e, "type", name);
 		enc_kv_str(e, "label", req->u.key_generate.label);
 		if (req->u.key_generate.exportable)
 			enc_kv_true(e, "exportable");
+		if (req->u.key_generate.policy)
+			enc_policy(e, req->u.key_generate.policy);
 		return 0;
 	case PROTO_METHOD_KEY_IMPORT:
 		name = proto_key_type_name(req->u.key_import.type);
 		if (!name || !req->u.key_import.seed)
 			return -EINVAL;
-		enc_map(e, 3 + (req->u.key_import.exportable ? 1 : 0));
+		enc_map(e, 3 + (req->u.key_import.exportable ? 1 : 0) + (req->u.key_import.policy ? 1 : 0));
 		enc_kv_str(e, "type", name);
 		enc_kv_str(e, "label", req->u.key_import.label);
 		enc_kv_bin(e, "seed", req->u.key_import.seed, PROTO_KEY_LEN);
 		if (req->u.key_import.exportable)
 			enc_kv_true(e, "exportable");
+		if (req->u.key_import.policy)
+			enc_policy(e, req->u.key_import.policy);
 		return 0;
 	case PROTO_METHOD_KEY_PUBLIC:
 		enc_map(e, 1);

@@ -908,6 +908,58 @@ def test_rekey_passphrase_and_kill9(tmp):
     print(f"# rekey killed mid-way (rekey.pending left) in {mid} of 10 rounds", flush=True)
 
 
+def test_sigil_command(tmp):
+    """sigil keygen/import with a policy, list, audit, rekey, lock/unlock"""
+    sigil = os.environ.get("SIGIL")
+    assert sigil, "SIGIL (the sigil command) is not set"
+    pwfile = os.path.join(tmp, "pw")
+    with open(pwfile, "w") as f:
+        f.write("first\n")
+    d = Daemon(tmp, args=["--passphrase", *FAST_PW]).start()
+
+    def run(*args, ok=True):
+        r = subprocess.run([sigil, "-s", d.sock, *args], capture_output=True, text=True, timeout=60)
+        if ok:
+            assert r.returncode == 0, (args, r.returncode, r.stderr)
+        return r
+    run("unlock", "--passphrase-file", pwfile)
+    run("keygen", "--allow-op", "sign", "--max-signs", "1", "--allow-uid", "0", "--expires", "+3600", "--rate", "60",
+        "--allow-exe", os.path.realpath(sigil), "pol")
+    c = d.client()
+    pol = c.call("key.public", {"label": "pol"})["key"]["policy"]
+    assert pol["ops"] == ["sign"] and pol["max_signs"] == 1 and pol["uids"] == [0] and pol["rate"] == 60
+    assert pol["exes"] == [os.path.realpath(sigil)] and abs(pol["expires"] - time.time() - 3600) < 60
+    c.close()
+    data = os.path.join(tmp, "data")
+    with open(data, "wb") as f:
+        f.write(b"data")
+    run("sign", "--key", "pol", "--format", "hex", "-o", "-", data)
+    r = run("sign", "--key", "pol", "--format", "hex", "-o", "-", data, ok=False)
+    assert r.returncode == 4 and "rule max_signs" in r.stderr, (r.returncode, r.stderr)
+    r = run("keygen", "--allow-op", "export", "bad", ok=False)
+    assert r.returncode == 2 and "--allow-op" in r.stderr
+    seedfile = os.path.join(tmp, "seed")
+    with open(seedfile, "w") as f:
+        f.write(os.urandom(32).hex())
+    run("import", "--allow-uid", "4242", "imp", seedfile)
+    r = run("sign", "--key", "imp", "--format", "hex", "-o", "-", data, ok=False)
+    assert r.returncode == 4 and "rule uids" in r.stderr, r.stderr
+    lines = run("audit", "-n", "3").stdout.splitlines()
+    assert len(lines) == 3 and all(l.startswith("audit: ") for l in lines), lines
+    assert "key=imp" in lines[-1] and "result=denied" in lines[-1]
+    # rekey to a new passphrase, read from stdin
+    r = subprocess.run([sigil, "-s", d.sock, "rekey", "--passphrase-file", "-"], input="second\n",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "2 keys re-sealed" in r.stdout, (r.stdout, r.stderr)
+    run("lock")
+    r = run("unlock", "--passphrase-file", pwfile, ok=False)
+    assert r.returncode == 4 and "wrong passphrase" in r.stderr, r.stderr
+    r = subprocess.run([sigil, "-s", d.sock, "unlock", "--passphrase-file", "-"], input="second\n",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    d.stop()
+
+
 TESTS = [
     test_restart_keeps_keys_and_no_plain_seed,
     test_tampered_files_refused,
@@ -925,6 +977,7 @@ TESTS = [
     test_format_opens_independently,
     test_rekey,
     test_rekey_passphrase_and_kill9,
+    test_sigil_command,
 ]
 
 

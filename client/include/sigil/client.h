@@ -138,6 +138,31 @@ sigil_error sigil_client_key_generate(sigil_client *c, sigil_key_info *out, sigi
                                       const char *label, int exportable);
 sigil_error sigil_client_key_import(sigil_client *c, sigil_key_info *out, sigil_key_type type,
                                     const char *label, const uint8_t seed[32], int exportable);
+/* A per-key policy (docs/security.md); zero fields are rules not set. */
+#define SIGIL_POLICY_IDS_MAX 16
+#define SIGIL_POLICY_EXES_MAX 4
+typedef struct sigil_key_policy {
+	int allow_sign;          /* allow_sign and allow_dh both 0: the type's own operation */
+	int allow_dh;
+	int64_t expires;         /* unix time; 0: never */
+	uint32_t uids[SIGIL_POLICY_IDS_MAX];
+	size_t n_uids;
+	uint32_t gids[SIGIL_POLICY_IDS_MAX];
+	size_t n_gids;
+	const char *exes[SIGIL_POLICY_EXES_MAX]; /* absolute paths */
+	size_t n_exes;
+	uint64_t max_signs;      /* 0: no limit */
+	uint32_t rate;           /* operations per minute; 0: no limit */
+} sigil_key_policy;
+
+/* key_generate/key_import with a policy (NULL: none) */
+sigil_error sigil_client_key_generate_policy(sigil_client *c, sigil_key_info *out, sigil_key_type type,
+                                             const char *label, int exportable,
+                                             const sigil_key_policy *policy);
+sigil_error sigil_client_key_import_policy(sigil_client *c, sigil_key_info *out, sigil_key_type type,
+                                           const char *label, const uint8_t seed[32], int exportable,
+                                           const sigil_key_policy *policy);
+
 /* *keysp is a malloc'd array of *np keys (NULL when there are none). */
 sigil_error sigil_client_key_list(sigil_client *c, sigil_key_info **keysp, size_t *np);
 sigil_error sigil_client_key_public(sigil_client *c, sigil_key_info *out, const char *label);
@@ -173,6 +198,14 @@ sigil_error sigil_client_dh(sigil_client *c, uint8_t shared[32], const char *lab
 /* passphrase may be NULL (none sent). */
 sigil_error sigil_client_lock(sigil_client *c, const char *passphrase);
 sigil_error sigil_client_unlock(sigil_client *c, const char *passphrase);
+/* Re-seals every key under a new master key: the new passphrase (passphrase
+ * mode) or NULL (a generated master key). *keysp (may be NULL): how many. */
+sigil_error sigil_client_rekey(sigil_client *c, const char *new_passphrase, uint64_t *keysp);
+/* The last limit (0: 100) audit lines, oldest first: *linesp is a malloc'd
+ * NULL-terminated array of malloc'd strings; free it with
+ * sigil_client_strv_free(). */
+sigil_error sigil_client_audit(sigil_client *c, size_t limit, char ***linesp, size_t *np);
+void sigil_client_strv_free(char **v);
 
 /* Pipelined requests. Each element is one sign or verify request and gets
  * its own answer (error, and signature or valid). The call sends up to
