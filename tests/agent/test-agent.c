@@ -819,6 +819,42 @@ static void test_raw_protocol(void **state)
 	send_msg(fd, &b);
 	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
 	assert_int_equal(reply[0], 6);
+	/* malformed restrict-destination constraints are refused (an empty
+	 * list, a to-hop without host keys), and so is an unknown constraint */
+	for (int k = 0; k < 3; k++) {
+		Buf hop = { .n = 0 }, con = { .n = 0 }, list = { .n = 0 };
+
+		b.n = 0;
+		b.d[b.n++] = 25;
+		put_str(&b, "ssh-ed25519", 11);
+		put_str(&b, pk, 32);
+		put_str(&b, sk, 64);
+		put_str(&b, "raw-c", 5);
+		if (k == 2) {
+			b.d[b.n++] = 200;
+		} else {
+			b.d[b.n++] = 255;
+			put_str(&b, "restrict-destination-v00@openssh.com", 36);
+			if (k == 1) {
+				/* from: empty hop; to: host "h" and no keys */
+				put_str(&hop, "", 0);
+				put_str(&hop, "", 0);
+				put_str(&hop, "", 0);
+				put_str(&con, hop.d, hop.n);
+				hop.n = 0;
+				put_str(&hop, "", 0);
+				put_str(&hop, "h", 1);
+				put_str(&hop, "", 0);
+				put_str(&con, hop.d, hop.n);
+				put_str(&con, "", 0);
+				put_str(&list, con.d, con.n);
+			}
+			put_str(&b, list.d, list.n);
+		}
+		send_msg(fd, &b);
+		assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+		assert_int_equal(reply[0], 5);
+	}
 	/* identities: one, ours, comment = label */
 	b.n = 0;
 	b.d[b.n++] = 11;
