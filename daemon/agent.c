@@ -83,6 +83,7 @@ struct AgentConn {
 	size_t in_len, in_cap;
 	unsigned n_refs;      /* the pipe + the job in flight */
 	bool busy;            /* a job is on the worker pool */
+	size_t write_bytes;   /* answers not yet written (back-pressure at CONN_WRITE_HIGH) */
 	bool reading;
 	bool closing;
 	uid_t uid;
@@ -146,11 +147,14 @@ static void agent_on_write(uv_write_t *req, int status)
 	AgentWrite *w = (AgentWrite *)req;
 	AgentConn *c = req->handle->data;
 
+	c->write_bytes -= w->len;
 	sigil_wipe(w->data, w->len);
 	free(w->data);
 	free(w);
 	if (status < 0 && !c->closing)
 		agent_conn_close(c);
+	else if (!c->closing && !c->reading && !c->busy && c->write_bytes < CONN_WRITE_LOW)
+		agent_conn_process(c); /* a client that did not read has caught up */
 }
 
 /* send o's bytes as one framed message (o is consumed) */
@@ -190,6 +194,7 @@ static void agent_send(AgentConn *c, AgentOut *o)
 		agent_conn_close(c);
 		return;
 	}
+	c->write_bytes += w->len;
 	c->agent->server->requests++;
 }
 
@@ -1425,7 +1430,7 @@ static void agent_conn_process(AgentConn *c)
 {
 	size_t off = 0;
 
-	while (!c->closing && !c->busy && c->in_len - off >= 4) {
+	while (!c->closing && !c->busy && c->write_bytes < CONN_WRITE_HIGH && c->in_len - off >= 4) {
 		const uint8_t *p = c->in + off;
 		uint32_t n = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 
@@ -1448,7 +1453,7 @@ static void agent_conn_process(AgentConn *c)
 	}
 	if (c->closing)
 		return;
-	if (c->busy || c->agent->server->shutting_down) {
+	if (c->busy || c->write_bytes >= CONN_WRITE_HIGH || c->agent->server->shutting_down) {
 		if (c->reading) {
 			uv_read_stop((uv_stream_t *)&c->pipe);
 			c->reading = false;
