@@ -1018,11 +1018,95 @@ static void test_partial_and_hangup(void **state)
 	close(fd2);
 }
 
+static long rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* a client that sends 300000 requests and reads nothing for a while: sigild
+ * stops reading it instead of queueing answers without bound */
+static void test_backpressure(void **state)
+{
+	enum { N = 300000 };
+	int fd = connect_unix(agent_sock);
+	static uint8_t rd[1 << 16];
+	size_t n = 0, have = 0;
+	long before, during;
+	pid_t writer;
+	int st;
+
+	(void)state;
+	assert_true(fd >= 0);
+	for (int i = 0; i < 6; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "bp%d", i);
+		keygen(name);
+		assert_int_equal(run("ssh-add %s", name), 0);
+	}
+	before = rss_kb(sigild_pid);
+	writer = fork();
+	assert_true(writer >= 0);
+	if (writer == 0) {
+		static const uint8_t req[5] = { 0, 0, 0, 1, 11 };
+		static uint8_t all[5 * 4096];
+
+		for (size_t i = 0; i < sizeof(all); i += 5)
+			memcpy(all + i, req, 5);
+		for (int i = 0; i < N / 4096; i++)
+			if (write(fd, all, sizeof(all)) != (ssize_t)sizeof(all))
+				_exit(1);
+		if (write(fd, all, 5 * (N % 4096)) != 5 * (N % 4096))
+			_exit(1);
+		_exit(0);
+	}
+	usleep(2000 * 1000);
+	during = rss_kb(sigild_pid);
+	print_message("# sigild RSS %ld kB before, %ld kB with %d answers unread\n", before, during, N);
+	/* each answer is about 440 bytes: 130 MB if they were all queued */
+	assert_true(during - before < 32 * 1024);
+	/* all answers arrive, in order */
+	while (n < N) {
+		ssize_t k = read(fd, rd + have, sizeof(rd) - have);
+		size_t off = 0;
+
+		assert_true(k > 0);
+		have += (size_t)k;
+		while (have - off >= 5) {
+			uint32_t len = get_u32(rd + off);
+
+			if (have - off < 4 + (size_t)len)
+				break;
+			assert_int_equal(rd[off + 4], 12);
+			off += 4 + len;
+			n++;
+		}
+		memmove(rd, rd + off, have - off);
+		have -= off;
+	}
+	assert_int_equal(waitpid(writer, &st, 0), writer);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fd);
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_raw_protocol),
 		cmocka_unit_test(test_partial_and_hangup),
+		cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_socket_option),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_add_list_delete),
