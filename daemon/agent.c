@@ -77,11 +77,12 @@ typedef struct AgentRestrict {
 
 struct AgentConn {
 	uv_pipe_t pipe;
+	uv_timer_t idle;      /* a started message must complete in idle_timeout_s */
 	Agent *agent;
 	AgentConn *prev, *next;
 	uint8_t *in;          /* bytes read, not yet handled (wiped as consumed) */
 	size_t in_len, in_cap;
-	unsigned n_refs;      /* the pipe + the job in flight */
+	unsigned n_refs;      /* the pipe, the idle timer, the job in flight */
 	bool busy;            /* a job is on the worker pool */
 	size_t write_bytes;   /* answers not yet written (back-pressure at CONN_WRITE_HIGH) */
 	bool reading;
@@ -1370,6 +1371,7 @@ static void agent_conn_close(AgentConn *c)
 		return;
 	c->closing = true;
 	uv_close((uv_handle_t *)&c->pipe, agent_conn_closed);
+	uv_close((uv_handle_t *)&c->idle, agent_conn_closed);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -1424,6 +1426,15 @@ static void agent_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *bu
 	agent_conn_process(c);
 }
 
+static void agent_on_idle(uv_timer_t *t)
+{
+	AgentConn *c = t->data;
+
+	log_info("ssh-agent: closing connection of uid %d pid %d: message incomplete after %us", (int)c->uid,
+	         (int)c->pid, c->agent->server->config.idle_timeout_s);
+	agent_conn_close(c);
+}
+
 /* handle whole frames until one goes to the worker pool; read more only
  * when nothing is in progress */
 static void agent_conn_process(AgentConn *c)
@@ -1450,6 +1461,8 @@ static void agent_conn_process(AgentConn *c)
 		memmove(c->in, c->in + off, c->in_len - off);
 		sigil_wipe(c->in + (c->in_len - off), off);
 		c->in_len -= off;
+		/* progress: the next partial message gets a full idle timeout */
+		uv_timer_stop(&c->idle);
 	}
 	if (c->closing)
 		return;
@@ -1464,6 +1477,13 @@ static void agent_conn_process(AgentConn *c)
 			return;
 		}
 		c->reading = true;
+	}
+	/* a partial message while reading: it must complete in time */
+	if (c->reading && c->in_len > 0) {
+		if (!uv_is_active((uv_handle_t *)&c->idle))
+			uv_timer_start(&c->idle, agent_on_idle, (uint64_t)c->agent->server->config.idle_timeout_s * 1000, 0);
+	} else {
+		uv_timer_stop(&c->idle);
 	}
 }
 
@@ -1484,9 +1504,11 @@ static void agent_on_connection(uv_stream_t *listener, int status)
 	if (!c)
 		return;
 	c->agent = a;
-	c->n_refs = 1;
+	c->n_refs = 2;
 	uv_pipe_init(s->loop, &c->pipe, 0);
+	uv_timer_init(s->loop, &c->idle);
 	c->pipe.data = c;
+	c->idle.data = c;
 	c->next = a->conns;
 	if (a->conns)
 		a->conns->prev = c;

@@ -148,7 +148,7 @@ static int setup_all(void **state)
 		f = fopen(conf_path, "w");
 		if (!f)
 			fail_msg("cannot write %s", conf_path);
-		fprintf(f, "ssh_agent_confirm_program = %s\n", path);
+		fprintf(f, "ssh_agent_confirm_program = %s\nidle_timeout_s = 2\n", path);
 		fclose(f);
 	}
 	/* the tools must not read the caller's ~/.ssh or ~/.gitconfig */
@@ -1010,6 +1010,19 @@ static void test_partial_and_hangup(void **state)
 	assert_true(recv_msg(fd2, reply, sizeof(reply)) > 0);
 	assert_int_equal(reply[0], 12);
 	write_all(fd, part, 3);
+	close(fd);
+	/* a message left incomplete for idle_timeout_s (2 s here) closes the
+	 * connection; a slow but complete one a moment ago did not */
+	fd = connect_unix(agent_sock);
+	assert_true(fd >= 0);
+	write_all(fd, part, 2);
+	{
+		uint64_t t0 = now_ms();
+
+		assert_int_equal(recv_msg(fd, reply, sizeof(reply)), -1);
+		assert_true(now_ms() - t0 >= 1500);
+		assert_true(now_ms() - t0 < 10000);
+	}
 	close(fd);
 	b.d[b.n++] = 11;
 	send_msg(fd2, &b);
