@@ -989,6 +989,10 @@ int format_seed_parse(uint8_t seed[32], FormatSkKind kind, const uint8_t *data, 
 	const char *text = (const char *)data;
 	size_t tl = len;
 
+	if (!data || !len) {
+		*whyp = "empty secret key";
+		return -1;
+	}
 	while (tl && is_space(text[tl - 1]))
 		tl--;
 	if (kind == FORMAT_SK_AUTO) {

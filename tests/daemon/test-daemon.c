@@ -59,7 +59,7 @@ static uint64_t now_ms(void)
 
 typedef struct Daemon {
 	char dir[64];
-	char sock[128];
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char state[128];
 	char config[128];
 	char log[128];
