@@ -144,9 +144,13 @@ static int header(const uint8_t *p, size_t avail, size_t *hdrp, uint64_t *payloa
 /* Scan the current frame as far as the buffered bytes go. */
 static int scan(ProtoReader *r)
 {
-	const uint8_t *f = r->buf + r->start;
+	const uint8_t *f;
 	size_t avail = r->len - r->start;
 
+	/* a reader that was never fed has no buffer: NULL + 0 is undefined */
+	if (!r->buf)
+		return 0;
+	f = r->buf + r->start;
 	while (!r->complete && r->pos < avail) {
 		size_t hdr;
 		uint64_t payload, count;
@@ -224,8 +228,10 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n)
 		r->buf = p;
 		r->cap = cap;
 	}
-	memcpy(r->buf + r->len, data, n);
-	r->len += n;
+	if (n > 0) { /* an empty feed may come with no buffer at all */
+		memcpy(r->buf + r->len, data, n);
+		r->len += n;
+	}
 	return scan(r);
 }
 
