@@ -551,6 +551,10 @@ static char *keynum_file(const char *comment, const char *alg, const uint8_t key
 	uint8_t blob[2 + 8 + 64];
 	char *head, *s;
 
+	/* a CR or LF would end the comment line early: the file would not
+	 * parse back to the same comment */
+	if (strpbrk(comment, "\r\n"))
+		return NULL;
 	memcpy(blob, alg, 2);
 	memcpy(blob + 2, keynum, 8);
 	memcpy(blob + 10, data, n);
@@ -579,10 +583,16 @@ char *format_minisign_sig(const uint8_t keynum[FORMAT_KEYNUM_LEN], const uint8_t
                           const char *untrusted_comment, const char *trusted_comment,
                           const uint8_t global_sig[64])
 {
-	char *first = keynum_file(untrusted_comment, "ED", keynum, sig, 64), *s;
+	char *first, *s;
 	char gs[89];
 	int r;
 
+	/* the trusted comment is signed as the bytes of its line: CR and LF
+	 * cannot be written there (the parser refuses a CR, minisign strips
+	 * it) */
+	if (strpbrk(trusted_comment, "\r\n"))
+		return NULL;
+	first = keynum_file(untrusted_comment, "ED", keynum, sig, 64);
 	if (!first)
 		return NULL;
 	format_b64_encode(gs, global_sig, 64);
@@ -634,6 +644,14 @@ int format_minisign_parse(FormatMinisign *out, const char *text, size_t len, con
 	}
 	if (lens[2] - strlen(TRUSTED) > FORMAT_COMMENT_MAX) {
 		*whyp = "trusted comment too long";
+		return -1;
+	}
+	/* the global signature covers the exact bytes of the comment: a NUL
+	 * would cut the C string that is verified and shown, and a CR left
+	 * after the line end cannot be written back (format_minisign_sig) */
+	if (memchr(lines[2] + strlen(TRUSTED), '\0', lens[2] - strlen(TRUSTED)) ||
+	    memchr(lines[2] + strlen(TRUSTED), '\r', lens[2] - strlen(TRUSTED))) {
+		*whyp = "trusted comment contains a NUL or CR byte";
 		return -1;
 	}
 	memcpy(tmp.trusted_comment, lines[2] + strlen(TRUSTED), lens[2] - strlen(TRUSTED));

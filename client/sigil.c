@@ -963,10 +963,10 @@ static int cmd_sign(int argc, char **argv)
 		return usage_error("--context: 1..255 bytes with --mode ctx, 0..255 with ph, none with pure");
 	if (fmt == SIG_SSHSIG && (!*ns || strlen(ns) > FORMAT_SSHSIG_NS_MAX))
 		return usage_error("bad --namespace");
-	if (tcomment && (strchr(tcomment, '\n') || strlen(tcomment) > FORMAT_COMMENT_MAX))
-		return usage_error("bad --trusted-comment (one line, at most %d bytes)", FORMAT_COMMENT_MAX);
-	if (ucomment && (strchr(ucomment, '\n') || strlen(ucomment) > 128))
-		return usage_error("bad --comment (one line, at most 128 bytes)");
+	if (tcomment && (strpbrk(tcomment, "\r\n") || strlen(tcomment) > FORMAT_COMMENT_MAX))
+		return usage_error("bad --trusted-comment (one line without CR, at most %d bytes)", FORMAT_COMMENT_MAX);
+	if (ucomment && (strpbrk(ucomment, "\r\n") || strlen(ucomment) > 128))
+		return usage_error("bad --comment (one line without CR, at most 128 bytes)");
 	if (out)
 		outpath = strdup(out);
 	else if (strcmp(file, "-") == 0)

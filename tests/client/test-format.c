@@ -359,6 +359,61 @@ static void test_minisign_to_tool(void **state)
 	sigil_wipe(&k, sizeof(k));
 }
 
+/* The trusted comment is verified as the exact bytes of its line: a NUL
+ * (which would cut the C string that is verified and shown) and a CR left
+ * after the line end are refused by the parser, and the encoders refuse to
+ * write a CR or LF in any comment (regressions in tests/fuzz/regressions/
+ * minisign/trusted-comment-with-nul and trusted-comment-trailing-cr). */
+static void test_minisign_comment_bytes(void **state)
+{
+	uint8_t keynum[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, sig[64], gsig[64];
+	FormatMinisign m;
+	const char *why;
+	char *file, *p;
+	size_t len;
+
+	(void)state;
+	memset(sig, 0x5a, sizeof(sig));
+	memset(gsig, 0xa5, sizeof(gsig));
+	file = format_minisign_sig(keynum, sig, "u", "abcdef", gsig);
+	assert_non_null(file);
+	len = strlen(file);
+	p = strstr(file, "abcdef");
+	assert_non_null(p);
+	/* the file as written parses back, CRLF line ends too */
+	assert_int_equal(format_minisign_parse(&m, file, len, &why), 0);
+	assert_string_equal(m.trusted_comment, "abcdef");
+	/* a NUL inside the comment: refused, not cut to "abc" */
+	p[3] = '\0';
+	assert_int_equal(format_minisign_parse(&m, file, len, &why), -1);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "NUL"));
+	/* "abcde\r" + "\r\n": one CR ends the line, the other is refused */
+	p[3] = 'd';
+	p[5] = '\r';
+	{
+		char *crlf;
+
+		assert_true(asprintf(&crlf, "%.*s\r\n%s", (int)(p + 6 - file), file, p + 7) > 0);
+		assert_int_equal(format_minisign_parse(&m, crlf, strlen(crlf), &why), -1);
+		assert_non_null(why);
+		free(crlf);
+		p[5] = 'f';
+		assert_true(asprintf(&crlf, "%.*s\r\n%s", (int)(p + 6 - file), file, p + 7) > 0);
+		assert_int_equal(format_minisign_parse(&m, crlf, strlen(crlf), &why), 0);
+		assert_string_equal(m.trusted_comment, "abcdef");
+		free(crlf);
+	}
+	free(file);
+	/* the encoders do not write a comment they could not read back */
+	assert_null(format_minisign_sig(keynum, sig, "u", "ends in CR\r", gsig));
+	assert_null(format_minisign_sig(keynum, sig, "u", "two\nlines", gsig));
+	assert_null(format_minisign_sig(keynum, sig, "u\r", "t", gsig));
+	assert_null(format_minisign_sig(keynum, sig, "u\nv", "t", gsig));
+	assert_null(format_signify_sig(keynum, sig, "c\r"));
+	assert_null(format_signify_pubkey(sig, "two\nlines"));
+}
+
 /* ---- signify ---- */
 
 static void test_signify_both_ways(void **state)
@@ -567,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_sshsig_to_ssh_keygen),
 		cmocka_unit_test(test_minisign_from_tool),
 		cmocka_unit_test(test_minisign_to_tool),
+		cmocka_unit_test(test_minisign_comment_bytes),
 		cmocka_unit_test(test_signify_both_ways),
 		cmocka_unit_test(test_pubkey_kinds),
 		cmocka_unit_test(test_seed_formats),
