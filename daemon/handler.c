@@ -340,6 +340,7 @@ static Key *private_key(Conn *c, Request *rq, const char *label, ProtoKeyType wa
 		reply_error(c, rq, PROTO_E_DENIED, "key '%s': %s", label, why);
 		return NULL;
 	}
+	s->last_key_use_ms = uv_now(s->loop);
 	return key_ref(key);
 }
 
@@ -494,6 +495,7 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 			if (s->locked)
 				log_info("unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
 			s->locked = false;
+			s->last_key_use_ms = uv_now(s->loop);
 			conn_send_response(c, &rq->resp);
 		}
 		break;

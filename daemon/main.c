@@ -53,6 +53,7 @@ static void usage(FILE *f)
 	        "  --pwhash-mem KIB         Argon2id memlimit in KiB (default 65536)\n"
 	        "  --ephemeral              keep keys in memory only (nothing on disk)\n"
 	        "  --audit-file FILE        also append the audit trail to FILE (mode 0600)\n"
+	        "  --auto-lock N[s|m]       lock after N minutes (or seconds) without sign/dh\n"
 	        "  --verbose                log debug messages\n"
 	        "  --help                   show this help\n"
 	        "  --version                show the version\n"
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_AGENT_SOCKET, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
 	       OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MASTER_KEY_FILE, OPT_PASSPHRASE, OPT_EPHEMERAL,
-	       OPT_PWHASH_OPS, OPT_PWHASH_MEM, OPT_AUDIT_FILE };
+	       OPT_PWHASH_OPS, OPT_PWHASH_MEM, OPT_AUDIT_FILE, OPT_AUTO_LOCK };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "ssh-agent-socket", required_argument, NULL, OPT_AGENT_SOCKET },
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
 		{ "passphrase", no_argument, NULL, OPT_PASSPHRASE },
 		{ "ephemeral", no_argument, NULL, OPT_EPHEMERAL },
 		{ "audit-file", required_argument, NULL, OPT_AUDIT_FILE },
+		{ "auto-lock", required_argument, NULL, OPT_AUTO_LOCK },
 		{ "pwhash-ops", required_argument, NULL, OPT_PWHASH_OPS },
 		{ "pwhash-mem", required_argument, NULL, OPT_PWHASH_MEM },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -208,6 +210,7 @@ int main(int argc, char **argv)
 	Config config;
 	SealOptions seal_opt = { 0 };
 	const char *audit_path = NULL;
+	uint64_t auto_lock_ms = 0;
 	static Server server;
 	char err[512];
 
@@ -235,6 +238,19 @@ int main(int argc, char **argv)
 		case OPT_PASSPHRASE: seal_opt.passphrase = true; break;
 		case OPT_EPHEMERAL: seal_opt.ephemeral = true; break;
 		case OPT_AUDIT_FILE: audit_path = optarg; break;
+		case OPT_AUTO_LOCK: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || v < 1 || v > 100000 || (*end && strcmp(end, "s") && strcmp(end, "m"))) {
+				fprintf(stderr, "sigild: --auto-lock takes N minutes, Nm or Ns (1 to 100000)\n");
+				return 2;
+			}
+			auto_lock_ms = v * (strcmp(end, "s") == 0 ? 1000ULL : 60000ULL);
+			break;
+		}
 		case OPT_PWHASH_OPS:
 		case OPT_PWHASH_MEM: {
 			char *end;
@@ -350,6 +366,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	server.locked = server.keystore.locked; /* passphrase: starts locked */
+	server.auto_lock_ms = auto_lock_ms;
+	server.last_key_use_ms = uv_now(server.loop);
 	r = server_listen(&server, socket_path);
 	if (r) {
 		if (r < 0)

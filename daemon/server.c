@@ -19,6 +19,7 @@
 #include <sigil/crypto.h>
 
 #include "agent.h"
+#include "audit.h"
 #include "log.h"
 #include "secmem.h"
 #include "server.h"
@@ -342,6 +343,14 @@ static void server_on_tick(uv_timer_t *t)
 
 	if (s->watchdog_usec)
 		sd_notify(0, "WATCHDOG=1");
+	if (s->auto_lock_ms && !s->locked && s->keystore.dirfd >= 0 &&
+	    uv_now(s->loop) - s->last_key_use_ms >= s->auto_lock_ms) {
+		keystore_lock(&s->keystore);
+		s->locked = true;
+		log_info("auto-lock: no key used for %llu s; decrypted keys wiped",
+		         (unsigned long long)(s->auto_lock_ms / 1000));
+		audit_event(geteuid(), getpid(), "sigild", NULL, NULL, "lock", "ok", "auto-lock");
+	}
 	server_notify_status(s);
 }
 

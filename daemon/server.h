@@ -91,6 +91,8 @@ struct Server {
 	unsigned workers;
 	uint64_t watchdog_usec;
 	bool locked;
+	uint64_t auto_lock_ms;  /* lock after this long without a private-key operation; 0: never */
+	uint64_t last_key_use_ms; /* uv_now of the last sign/dh allowed, or of the unlock */
 	bool shutting_down;
 	bool closing_all;      /* server_close_all() is running */
 	bool listening;

@@ -14,7 +14,7 @@ _sigil_labels()
 _sigil()
 {
 	local cur prev cmd sock i w
-	local commands='keygen import list pubkey delete sign verify dh lock unlock status help'
+	local commands='keygen import list pubkey delete sign verify dh lock unlock rekey audit status help'
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
@@ -67,7 +67,16 @@ _sigil()
 		COMPREPLY=($(compgen -W 'file' -- "$cur"))
 		return
 		;;
-	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer)
+	--allow-op)
+		COMPREPLY=($(compgen -W 'sign dh' -- "$cur"))
+		return
+		;;
+	--allow-exe)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return
+		;;
+	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer|--expires|--allow-uid|--allow-gid|--max-signs|--rate|--lines)
 		return
 		;;
 	esac

@@ -29,7 +29,7 @@ _sigild()
 
 	COMPREPLY=($(compgen -W '--socket --ssh-agent-socket --state-dir --config --workers
 		--foreground --allow-unlocked-memory --master-key-file --passphrase
-		--pwhash-ops --pwhash-mem --ephemeral --audit-file --verbose --help
+		--pwhash-ops --pwhash-mem --ephemeral --audit-file --auto-lock --verbose --help
 		--version' -- "$cur"))
 }
 complete -F _sigild sigild

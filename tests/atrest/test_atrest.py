@@ -960,6 +960,26 @@ def test_sigil_command(tmp):
     d.stop()
 
 
+def test_auto_lock(tmp):
+    d = Daemon(tmp, args=["--auto-lock", "2s"]).start()
+    c = d.client()
+    priv, seed = import_ed(c, "k")
+    for _ in range(3):  # use keeps it unlocked
+        time.sleep(0.8)
+        check_sign(c, "k", priv)
+    assert c.call("status")["locked"] is False
+    time.sleep(3.5)
+    assert c.call("status")["locked"] is True
+    c.expect_error("locked", "sign", {"key": "k", "message": b"m"})
+    assert not proc_memory_has(d.proc.pid, seed)
+    assert "auto-lock: no key used for 2 s" in d.lastlog()
+    c.call("unlock")
+    check_sign(c, "k", priv)
+    c.close()
+    d.stop()
+    assert d.start(args=["--auto-lock", "0"], expect_exit=True) == 2
+
+
 TESTS = [
     test_restart_keeps_keys_and_no_plain_seed,
     test_tampered_files_refused,
@@ -978,6 +998,7 @@ TESTS = [
     test_rekey,
     test_rekey_passphrase_and_kill9,
     test_sigil_command,
+    test_auto_lock,
 ]
 
 
