@@ -1053,7 +1053,7 @@ static void agent_add(AgentConn *c, AgentIn *in, bool constrained)
 			}
 			confirm = true;
 		} else {
-			size_t nl, pl;
+			size_t nl = 0, pl;
 			const uint8_t *name = ct == AGENT_CONSTRAIN_EXTENSION ? agent_get_string(in, &nl) : NULL;
 
 			if (agent_string_is(name, nl, "restrict-destination-v00@openssh.com") && !restrict_) {
