@@ -50,6 +50,19 @@ const ge64_ops *ge64_ops_asm(void)
 	return ops == &ge64_probe_none ? NULL : ops;
 }
 
+/* fe64_sq_n_adx or NULL: 0 not probed, 1 probed (fe64_sqn_fn valid). */
+static fe64_sq_n_fn *fe64_sqn_fn;
+static int fe64_sqn_state;
+
+fe64_sq_n_fn *fe64_sq_n_asm(void)
+{
+	if (__atomic_load_n(&fe64_sqn_state, __ATOMIC_ACQUIRE) == 0) {
+		__atomic_store_n(&fe64_sqn_fn, fe64_sq_n_asm_probe(), __ATOMIC_RELAXED);
+		__atomic_store_n(&fe64_sqn_state, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&fe64_sqn_fn, __ATOMIC_RELAXED);
+}
+
 SIGIL_EXPORT const char *sigil_crypto_impl(void)
 {
 	const fe64_ops *ops = fe64_ops_asm();

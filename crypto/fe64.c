@@ -191,6 +191,11 @@ void fe64_tobytes(uint8_t s[32], const fe64 *h)
 /* h = f^(2^n), n >= 1 a constant of the caller. */
 static void fe64_sq_n(fe64 *h, const fe64 *f, int n, const fe64_ops *ops)
 {
+	fe64_sq_n_fn *sqn;
+	if (ops == fe64_ops_asm() && (sqn = fe64_sq_n_asm()) != NULL) {
+		sqn(h->v, f->v, (uint64_t)n);
+		return;
+	}
 	ops->sq(h->v, f->v);
 	for (int i = 1; i < n; i++)
 		ops->sq(h->v, h->v);

@@ -68,6 +68,16 @@ typedef struct fe64_ops {
 	const char *name; /* sigil_crypto_impl()'s answer when chosen */
 } fe64_ops;
 
+/* h = f^(2^n), n >= 1 (public), in one assembly routine (a loop of
+ * squarings without calls; amd64 with ADX). */
+void fe64_sq_n_adx(uint64_t h[4], const uint64_t f[4], uint64_t n);
+typedef void fe64_sq_n_fn(uint64_t h[4], const uint64_t f[4], uint64_t n);
+/* fe64_sq_n_adx when the build has it and the CPU runs it, else NULL:
+ * the probe (crypto/asm/amd64/fe64_select.c, asm/none.c), and cpu.c's
+ * cached answer. Used by the power chains when ops is fe64_ops_asm(). */
+fe64_sq_n_fn *fe64_sq_n_asm_probe(void);
+fe64_sq_n_fn *fe64_sq_n_asm(void);
+
 /* The C twins as an ops table. */
 extern const fe64_ops fe64_ops_generic;
 

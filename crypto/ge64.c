@@ -155,37 +155,47 @@ static void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, 
 	ops->fe->mul(r->T2d.v, p->T.v, d2->v);
 }
 
-/* The width-w NAF of ge.c (public scalars). */
+/* The width-w NAF of ge.c's wnaf_vartime (public scalars: variable time),
+ * computed by windows: at the lowest set bit i of what is left, the w bits
+ * from i give the odd digit d in (-2^(w-1), 2^(w-1)); subtracting d clears
+ * those w bits (and, for d < 0, carries 1 into bit i + w); the next w - 1
+ * digits are zero. */
 static void wnaf64_vartime(signed char naf[257], const uint8_t a[32], int w)
 {
 	uint64_t k[5] = { 0 };
+	const uint64_t mask = ((uint64_t)1 << w) - 1;
 	for (int i = 0; i < 32; i++)
 		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
 	memset(naf, 0, 257);
-	for (int i = 0; i < 257; i++) {
-		if (k[0] & 1) {
-			int d = (int)(k[0] & ((1u << w) - 1));
-			if (d >= (1 << (w - 1)))
-				d -= 1 << w;
-			naf[i] = (signed char)d;
-			if (d > 0) {
-				uint64_t borrow = (uint64_t)d;
-				for (int j = 0; j < 5 && borrow; j++) {
-					uint64_t old = k[j];
-					k[j] = old - borrow;
-					borrow = old < borrow;
-				}
-			} else {
-				uint64_t c = (uint64_t)(-d);
-				for (int j = 0; j < 5 && c; j++) {
-					k[j] += c;
-					c = k[j] < c;
-				}
+	for (int i = 0; i < 257;) {
+		int word = i >> 6, sh = i & 63;
+		if (((k[word] >> sh) & 1) == 0) {
+			i++;
+			continue;
+		}
+		uint64_t win = k[word] >> sh;
+		if (sh + w > 64 && word < 4)
+			win |= k[word + 1] << (64 - sh);
+		win &= mask;
+		int d = (int)win;
+		if (d >= (1 << (w - 1)))
+			d -= 1 << w;
+		naf[i] = (signed char)d;
+		/* k -= d 2^i: clear the window, then + 2^(i+w) if d < 0 */
+		k[word] &= ~(mask << sh);
+		if (sh + w > 64 && word < 4)
+			k[word + 1] &= ~(mask >> (64 - sh));
+		if (d < 0) {
+			int j = (i + w) >> 6;
+			uint64_t add = (uint64_t)1 << ((i + w) & 63);
+			for (; j < 5; j++) {
+				k[j] += add;
+				if (k[j] != 0)
+					break;
+				add = 1;
 			}
 		}
-		for (int j = 0; j < 4; j++)
-			k[j] = (k[j] >> 1) | (k[j + 1] << 63);
-		k[4] >>= 1;
+		i += w;
 	}
 }
 

@@ -23,3 +23,8 @@ const ge64_ops *ge64_ops_asm_probe(void)
 {
 	return NULL;
 }
+
+fe64_sq_n_fn *fe64_sq_n_asm_probe(void)
+{
+	return NULL;
+}

@@ -158,6 +158,18 @@ static void test_mul_sq_random(void **state)
 		check_mul(f, g);
 		check_sq(f);
 	}
+	/* fe64_sq_n_adx: n squarings, also in place */
+	for (int n = 0; n < 2000; n++) {
+		uint64_t k = 1 + (uint64_t)(n % 7) + (n % 100 == 0 ? 93 : 0);
+		rnd_fe64(f);
+		memcpy(g, f, sizeof g);
+		for (uint64_t i = 0; i < k; i++)
+			fe64_sq_generic(g, g);
+		fe64_sq_n_adx(h, f, k);
+		assert_memory_equal(h, g, sizeof h);
+		fe64_sq_n_adx(f, f, k);
+		assert_memory_equal(f, g, sizeof f);
+	}
 	/* aliasing: h = f, the output over an input */
 	for (int n = 0; n < 1000; n++) {
 		rnd_fe64(f);

@@ -260,6 +260,213 @@ SIGIL_FUNC(fe64_sq_adx)
 	ret
 SIGIL_ENDFUNC(fe64_sq_adx)
 
+	/* void fe64_sq_n_adx(uint64_t h[4], const uint64_t f[4], uint64_t n); */
+	/* h = f^(2^n), n >= 1: n squarings in a loop. The loop count is public */
+	/* (a constant of the addition chains): the one routine with a jump, */
+	/* allowed by check-asm.sh for this name only. rdi = h, rsi = f, rdx = n */
+	/* (moved to rcx). */
+SIGIL_FUNC(fe64_sq_n_adx)
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	xor	ebp, ebp                           /* zero register */
+	mov	rcx, rdx                           /* n */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rsi + 8]      /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rsi + 16]    /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rsi + 24]    /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rsi + 16]    /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+	dec	rcx
+	jz	2f                                  /* n = 1: done */
+1:
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 0]           /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 8]      /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 16]    /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 24]    /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rdi + 8]           /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 8]           /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rdi + 0]           /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rdi + 8]           /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rdi + 16]          /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rdi + 24]          /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 0], r8
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	mov	qword ptr [rdi + 24], r11
+	dec	rcx
+	jnz	1b                                 /* public count */
+2:
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+	ret
+SIGIL_ENDFUNC(fe64_sq_n_adx)
+
 	/* void fe64_ladder_step_adx(fe64_ladder *st); rdi = st. One step of the */
 	/* RFC 7748 ladder after the conditional swap, as fe64_ladder_step_generic. */
 SIGIL_FUNC(fe64_ladder_step_adx)

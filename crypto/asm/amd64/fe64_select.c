@@ -51,3 +51,8 @@ const ge64_ops *ge64_ops_asm_probe(void)
 {
 	return fe64_adx_capable() ? &ge64_ops_adx : NULL;
 }
+
+fe64_sq_n_fn *fe64_sq_n_asm_probe(void)
+{
+	return fe64_adx_capable() ? fe64_sq_n_adx : NULL;
+}

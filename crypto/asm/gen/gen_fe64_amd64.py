@@ -25,9 +25,10 @@ it implements):
   3. s = s + 38 c, whose carry out c' is 0 or 1; when c' = 1 the 256-bit
      remainder is below 38 * 39, so s0 + 38 c' cannot carry again.
 
-Constant time: straight-line code, no conditional jump, no memory operand
-with an index register (only pointer arguments plus constant offsets);
-crypto/asm/check-asm-ct.sh checks the object file for both.
+Constant time: straight-line code, no conditional jump (except the loop
+of fe64_sq_n_adx on its public count), no memory operand with an index
+register (only pointer arguments plus constant offsets);
+tests/asm/check-asm.sh checks the object file for both.
 
 Usage: gen_fe64_amd64.py OUTPUT  (or `meson compile -C BUILD regen-asm`);
        gen_fe64_amd64.py --check FILE  exits 1 if FILE differs from the output.
@@ -217,6 +218,26 @@ def sq_body(o, h, f):
         o.ins("adc", T[2 * i] + ", rax", comment="t%d += lo + carry" % (2 * i))
         o.ins("adc", T[2 * i + 1] + ", rbx", comment="t%d += hi + carry" % (2 * i + 1))
     reduce_and_store(o, h)
+
+
+def gen_sq_n(o):
+    name = "fe64_sq_n_adx"
+    o.note("void fe64_sq_n_adx(uint64_t h[4], const uint64_t f[4], uint64_t n);")
+    o.note("h = f^(2^n), n >= 1: n squarings in a loop. The loop count is public")
+    o.note("(a constant of the addition chains): the one routine with a jump,")
+    o.note("allowed by check-asm.sh for this name only. rdi = h, rsi = f, rdx = n")
+    o.note("(moved to rcx).")
+    prologue(o, name)
+    o.ins("mov", "rcx, rdx", comment="n")
+    sq_body(o, arg("rdi"), arg("rsi"))
+    o.ins("dec", "rcx")
+    o.ins("jz", "2f", comment="n = 1: done")
+    o.lines.append("1:")
+    sq_body(o, arg("rdi"), arg("rdi"))
+    o.ins("dec", "rcx")
+    o.ins("jnz", "1b", comment="public count")
+    o.lines.append("2:")
+    epilogue(o, name)
 
 
 def add_body(o, h, f, g):
@@ -436,6 +457,7 @@ def generate():
     o = Out()
     gen_mul(o)
     gen_sq(o)
+    gen_sq_n(o)
     gen_ladder_step(o)
     gen_ge_all(o)
     return HEADER + "\n" + "\n".join(o.lines) + "\nSIGIL_ASM_NOTES\n"
