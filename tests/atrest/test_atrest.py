@@ -565,6 +565,13 @@ def test_enospc(tmp):
         assert msg and "No space left on device" in msg, msg
         for label, priv in keep.items():
             check_sign(c, label, priv)
+        # a rekey on a full disk fails and changes nothing
+        mk = open(os.path.join(state, "master.key"), "rb").read()
+        msg = c.expect_error("internal", "rekey")
+        assert "No space left on device" in msg, msg
+        assert open(os.path.join(state, "master.key"), "rb").read() == mk
+        for label, priv in keep.items():
+            check_sign(c, label, priv)
         labels = {k["label"] for k in c.call("key.list")["keys"]}
         c.close()
         d.stop()
