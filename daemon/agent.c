@@ -1607,7 +1607,7 @@ static int agent_bind(Agent *a, const char *path, int *fdp)
 		r = chmod(path, 0600);
 	if (r < 0 || listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
-		log_err("cannot listen on %s: %s", path, strerror(-r));
+		log_err("cannot listen on %s: %s", sa.sun_path, strerror(-r)); /* = path */
 		close(fd);
 		if (bound)
 			unlink(path);
