@@ -902,6 +902,24 @@ static void take_dh(void *out, const ProtoResponse *r)
 	memcpy(out, r->u.dh.shared_secret, 32);
 }
 
+static void take_seed(void *out, const ProtoResponse *r)
+{
+	memcpy(out, r->u.key_export.seed, 32);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_export(sigil_client *c, uint8_t seed[32], const char *label)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_EXPORT };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!seed)
+		return set_err(c, SIGIL_EINVAL, "NULL argument");
+	memcpy(req.u.key_export.label, label, strlen(label) + 1);
+	return call(c, &req, take_seed, seed);
+}
+
 SIGIL_PUBLIC sigil_error sigil_client_dh(sigil_client *c, uint8_t shared[32], const char *label,
                                          const uint8_t peer[32])
 {

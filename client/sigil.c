@@ -1710,14 +1710,56 @@ static int cmd_rekey(int argc, char **argv)
 	e = sigil_client_rekey(cl, pass, &n);
 	if (e)
 		ex = fail(cl, e, "rekey");
-	else if (opts.json)
-		printf("{\"rekeyed\":%" PRIu64 "}\n", n);
+	else if (opts.json) {
+		json_open();
+		printf("\"rekeyed\":%" PRIu64 "}\n", n);
+	}
 	else
 		printf("%" PRIu64 " keys re-sealed under the new master key\n", n);
 	sigil_client_free(cl);
 out:
 	if (pass)
 		sodium_free(pass); /* wipes */
+	return ex;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { 0 } };
+	uint8_t seed[32];
+	char hex[65];
+	sigil_client *cl;
+	sigil_error e;
+	int c, ex = 0;
+
+	while ((c = getopt_long(argc, argv, "s:h", lo, NULL)) != -1)
+		if (common_opt(c, &ex) < 0)
+			return ex;
+	if (argc - optind != 1)
+		return usage_error("export takes one LABEL");
+	if ((ex = open_client(&cl)))
+		return ex;
+	e = sigil_client_key_export(cl, seed, argv[optind]);
+	if (e) {
+		ex = fail(cl, e, "export");
+	} else {
+		static const char digits[] = "0123456789abcdef";
+
+		for (int i = 0; i < 32; i++) {
+			hex[2 * i] = digits[seed[i] >> 4];
+			hex[2 * i + 1] = digits[seed[i] & 15];
+		}
+		hex[64] = '\0';
+		if (opts.json) {
+			json_open();
+			printf("\"seed\":\"%s\"}\n", hex);
+		} else
+			printf("%s\n", hex);
+		fflush(stdout);
+	}
+	sigil_wipe(seed, sizeof(seed));
+	sigil_wipe(hex, sizeof(hex));
+	sigil_client_free(cl);
 	return ex;
 }
 
@@ -1749,8 +1791,19 @@ static int cmd_audit(int argc, char **argv)
 	if (e) {
 		ex = fail(cl, e, "audit");
 	} else {
-		for (size_t i = 0; i < n; i++)
-			printf("%s\n", lines[i]);
+		if (opts.json) {
+			json_open();
+			fputs("\"lines\":[", stdout);
+			for (size_t i = 0; i < n; i++) {
+				if (i)
+					putchar(',');
+				json_str(lines[i]);
+			}
+			fputs("]}\n", stdout);
+		} else {
+			for (size_t i = 0; i < n; i++)
+				printf("%s\n", lines[i]);
+		}
 		sigil_client_strv_free(lines);
 	}
 	sigil_client_free(cl);
@@ -1893,6 +1946,10 @@ static const Cmd cmds[] = {
 	  "Re-seal every key under a new master key: the new passphrase (when sigild seals under\n"
 	  "a passphrase), else a new generated master key. Crash-safe: an interrupted rekey is\n"
 	  "settled at the next start or unlock (docs/security.md).\n" },
+	{ "export", cmd_export,
+	  "Usage: sigil export LABEL\n"
+	  "Print the seed of an exportable key (hex; secret). Refused unless the key was made\n"
+	  "with --exportable and its policy admits this user and program. Audited.\n" },
 	{ "audit", cmd_audit,
 	  "Usage: sigil audit [-n LINES]\n"
 	  "Print sigild's last audit lines (default 100): time, peer uid, pid, executable, key,\n"

@@ -525,6 +525,33 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		}
 		break;
 	}
+	case PROTO_METHOD_KEY_EXPORT: {
+		const char *label = q->u.key_export.label;
+		Key *key = keystore_find(&s->keystore, label);
+		PolicyPeer peer = { .uid = c->uid, .gid = c->gid, .pid = c->pid, .exe = c->exe };
+		char why[PROTO_MESSAGE_MAX - 64];
+
+		if (!key) {
+			audit_rq(c, NULL, label, "export", "not_found", NULL);
+			reply_error(c, rq, PROTO_E_NOT_FOUND, "no key labelled '%s'", label);
+		} else if (s->locked || s->keystore.locked || !key->secret) {
+			audit_rq(c, key, label, "export", "locked", NULL);
+			reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
+		} else if (!key->info.exportable) {
+			audit_rq(c, key, label, "export", "denied", "rule exportable");
+			reply_error(c, rq, PROTO_E_DENIED, "key '%s': rule exportable: the key is not exportable", label);
+		} else if (!policy_check(&key->policy, &key->use, 0, &peer, (int64_t)time(NULL), uv_now(s->loop), why,
+		                         sizeof(why))) {
+			audit_rq(c, key, label, "export", "denied", why);
+			reply_error(c, rq, PROTO_E_DENIED, "key '%s': %s", label, why);
+		} else {
+			audit_rq(c, key, label, "export", "ok", NULL);
+			memcpy(rq->resp.u.key_export.seed, key->secret->seed, PROTO_KEY_LEN);
+			conn_send_response(c, &rq->resp);
+			sigil_wipe(rq->resp.u.key_export.seed, PROTO_KEY_LEN);
+		}
+		break;
+	}
 	case PROTO_METHOD_AUDIT: {
 		size_t max = q->u.audit.limit < AUDIT_RING ? (size_t)q->u.audit.limit : AUDIT_RING;
 		const char **lines = calloc(max, sizeof(*lines));

@@ -140,7 +140,8 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 {
 	if (!p->set)
 		goto allowed;
-	if (p->ops && !(p->ops & op)) {
+	/* (key.export, op 0, is not counted) */
+	if (op && p->ops && !(p->ops & op)) {
 		snprintf(why, why_len, "rule ops: the key allows only %s%s%s", p->ops & PROTO_OP_SIGN ? "sign" : "",
 		         p->ops == (PROTO_OP_SIGN | PROTO_OP_DH) ? ", " : "", p->ops & PROTO_OP_DH ? "dh" : "");
 		return false;
@@ -173,6 +174,8 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 			return false;
 		}
 	}
+	if (!op)
+		return true;
 	if (p->max_signs && use->signs >= p->max_signs) {
 		snprintf(why, why_len, "rule max_signs: the key was used %llu times, its limit",
 		         (unsigned long long)use->signs);
@@ -190,6 +193,7 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 		use->window_count++;
 	}
 allowed:
-	use->signs++;
+	if (op)
+		use->signs++;
 	return true;
 }

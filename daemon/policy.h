@@ -41,7 +41,8 @@ int policy_decode(ProtoKeyPolicy *p, const uint8_t *in, size_t len);
 
 /**
  * policy_check() - may @peer use a key with policy @p for @op now?
- * @op:     PROTO_OP_SIGN or PROTO_OP_DH
+ * @op:     PROTO_OP_SIGN or PROTO_OP_DH; 0 for key.export (the ops rule
+ *          and the counters do not apply; expires, peers and exes do)
  * @now_s:  unix time; @now_ms: a monotonic clock for the rate window
  * @why:    on refusal, which rule refused and why
  * Counts the operation in @use when it is allowed.

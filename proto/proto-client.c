@@ -164,6 +164,10 @@ static int encode_params(Enc *e, const ProtoRequest *req)
 		enc_map(e, 1);
 		enc_kv_str(e, "label", req->u.key_delete.label);
 		return 0;
+	case PROTO_METHOD_KEY_EXPORT:
+		enc_map(e, 1);
+		enc_kv_str(e, "label", req->u.key_export.label);
+		return 0;
 	case PROTO_METHOD_SIGN:
 		mode = proto_mode_name(req->u.sign.mode);
 		if (!mode || (req->u.sign.message.len && !req->u.sign.message.data))
@@ -527,6 +531,10 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 		if (get_bin(res, "shared_secret", resp->u.dh.shared_secret, PROTO_KEY_LEN) < 0)
 			BAD("shared_secret");
 		return 0;
+	case PROTO_METHOD_KEY_EXPORT:
+		if (get_bin(res, "seed", resp->u.key_export.seed, PROTO_KEY_LEN) < 0)
+			BAD("seed");
+		return 0;
 	case PROTO_METHOD_REKEY:
 		if (get_u64(res, "keys", &resp->u.rekey.keys) < 0)
 			BAD("keys");
@@ -714,5 +722,7 @@ void proto_response_deinit(ProtoResponse *resp)
 	}
 	if (resp->method == PROTO_METHOD_DH)
 		proto__wipe(resp->u.dh.shared_secret, sizeof(resp->u.dh.shared_secret));
+	if (resp->method == PROTO_METHOD_KEY_EXPORT)
+		proto__wipe(resp->u.key_export.seed, sizeof(resp->u.key_export.seed));
 	resp->priv = NULL;
 }

@@ -302,6 +302,8 @@ static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 		return get_label(d, p, "label", req->u.key_public.label);
 	case PROTO_METHOD_KEY_DELETE:
 		return get_label(d, p, "label", req->u.key_delete.label);
+	case PROTO_METHOD_KEY_EXPORT:
+		return get_label(d, p, "label", req->u.key_export.label);
 	case PROTO_METHOD_SIGN:
 		r = get_label(d, p, "key", req->u.sign.label);
 		if (r)

@@ -139,6 +139,9 @@ static int pack_result(msgpack_packer *pk, const ProtoResponse *r)
 	case PROTO_METHOD_DH:
 		return msgpack_pack_map(pk, 1) || pack_str(pk, "shared_secret") ||
 		       pack_bin(pk, r->u.dh.shared_secret, PROTO_KEY_LEN);
+	case PROTO_METHOD_KEY_EXPORT:
+		return msgpack_pack_map(pk, 1) || pack_str(pk, "seed") ||
+		       pack_bin(pk, r->u.key_export.seed, PROTO_KEY_LEN);
 	case PROTO_METHOD_REKEY:
 		return msgpack_pack_map(pk, 1) || pack_str(pk, "keys") || msgpack_pack_uint64(pk, r->u.rekey.keys);
 	case PROTO_METHOD_AUDIT:

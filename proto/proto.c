@@ -40,6 +40,7 @@ static const char *const method_names[_PROTO_METHOD_N] = {
 	[PROTO_METHOD_UNLOCK] = "unlock",
 	[PROTO_METHOD_REKEY] = "rekey",
 	[PROTO_METHOD_AUDIT] = "audit",
+	[PROTO_METHOD_KEY_EXPORT] = "key.export",
 };
 
 static const char *const key_type_names[] = { "ed25519", "x25519" };

@@ -84,6 +84,7 @@ typedef enum ProtoMethod {
 	PROTO_METHOD_UNLOCK,      /* "unlock" */
 	PROTO_METHOD_REKEY,       /* "rekey" */
 	PROTO_METHOD_AUDIT,       /* "audit" */
+	PROTO_METHOD_KEY_EXPORT,  /* "key.export" */
 	_PROTO_METHOD_N,
 	PROTO_METHOD_UNKNOWN = -1,
 } ProtoMethod;
@@ -178,7 +179,7 @@ typedef struct ProtoRequest {
 		} key_import;
 		struct {
 			char label[PROTO_LABEL_MAX + 1];
-		} key_public, key_delete;
+		} key_public, key_delete, key_export;
 		struct {
 			char label[PROTO_LABEL_MAX + 1]; /* param "key" */
 			ProtoBytes message;
@@ -286,6 +287,9 @@ typedef struct ProtoResponse {
 		struct {
 			uint64_t keys;        /* re-sealed */
 		} rekey;
+		struct {
+			uint8_t seed[PROTO_KEY_LEN]; /* secret: wipe after use */
+		} key_export;
 		struct {
 			const char *const *lines;
 			size_t n;

@@ -14,7 +14,7 @@ _sigil_labels()
 _sigil()
 {
 	local cur prev cmd sock i w
-	local commands='keygen import list pubkey delete sign verify dh lock unlock rekey audit status help'
+	local commands='keygen import list pubkey delete sign verify dh lock unlock rekey export audit status help'
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
@@ -99,7 +99,7 @@ _sigil()
 	fi
 
 	case $cmd in
-	pubkey|delete)
+	pubkey|delete|export)
 		COMPREPLY=($(compgen -W "$(_sigil_labels "$sock")" -- "$cur"))
 		;;
 	help)

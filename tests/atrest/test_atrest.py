@@ -951,6 +951,9 @@ def test_sigil_command(tmp):
     run("import", "--allow-uid", "4242", "imp", seedfile)
     r = run("sign", "--key", "imp", "--format", "hex", "-o", "-", data, ok=False)
     assert r.returncode == 4 and "rule uids" in r.stderr, r.stderr
+    import json
+    doc = json.loads(run("--json", "audit", "-n", "2").stdout)
+    assert len(doc["lines"]) == 2 and doc["lines"][-1].startswith("audit: "), doc
     lines = run("audit", "-n", "3").stdout.splitlines()
     assert len(lines) == 3 and all(l.startswith("audit: ") for l in lines), lines
     assert "key=imp" in lines[-1] and "result=denied" in lines[-1]
@@ -987,6 +990,35 @@ def test_auto_lock(tmp):
     assert d.start(args=["--auto-lock", "0"], expect_exit=True) == 2
 
 
+def test_export(tmp):
+    d = Daemon(tmp).start()
+    c = d.client()
+    priv = Ed25519PrivateKey.generate()
+    seed = priv.private_bytes(RAW, RAWPRIV, NOENC)
+    c.call("key.import", {"type": "ed25519", "label": "ex", "seed": seed, "exportable": True})
+    assert c.call("key.export", {"label": "ex"})["seed"] == seed
+    import_ed(c, "noex")
+    msg = c.expect_error("denied", "key.export", {"label": "noex"})
+    assert "rule exportable" in msg, msg
+    c.call("key.generate", {"type": "x25519", "label": "exuid", "exportable": True, "policy": {"uids": [4242]}})
+    msg = c.expect_error("denied", "key.export", {"label": "exuid"})
+    assert "rule uids" in msg, msg
+    c.expect_error("not_found", "key.export", {"label": "nope"})
+    c.call("lock")
+    c.expect_error("locked", "key.export", {"label": "ex"})
+    c.call("unlock")
+    c.close()
+    sigil = os.environ["SIGIL"]
+    r = subprocess.run([sigil, "-s", d.sock, "export", "ex"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stdout.strip() == seed.hex(), (r.returncode, r.stderr)
+    r = subprocess.run([sigil, "-s", d.sock, "export", "noex"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 4 and "rule exportable" in r.stderr, r.stderr
+    d.stop()
+    log = d.logtext()
+    assert "key=ex " in log and "op=export result=ok" in log and "op=export result=denied" in log
+    assert seed.hex() not in log
+
+
 TESTS = [
     test_restart_keeps_keys_and_no_plain_seed,
     test_tampered_files_refused,
@@ -1006,6 +1038,7 @@ TESTS = [
     test_rekey_passphrase_and_kill9,
     test_sigil_command,
     test_auto_lock,
+    test_export,
 ]
 
 

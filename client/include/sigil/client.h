@@ -167,6 +167,10 @@ sigil_error sigil_client_key_import_policy(sigil_client *c, sigil_key_info *out,
 sigil_error sigil_client_key_list(sigil_client *c, sigil_key_info **keysp, size_t *np);
 sigil_error sigil_client_key_public(sigil_client *c, sigil_key_info *out, const char *label);
 sigil_error sigil_client_key_delete(sigil_client *c, const char *label);
+/* The seed of an exportable key (secret: wipe it after use). Refused with
+ * SIGIL_EDENIED unless the key was made exportable and its policy admits
+ * this peer. */
+sigil_error sigil_client_key_export(sigil_client *c, uint8_t seed[32], const char *label);
 
 /* Signs with the key named label. For SIGIL_SIGN_PREHASHED msg is the
  * SHA-512 digest of the message (msg_len 64). ctx may be NULL when
