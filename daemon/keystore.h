@@ -35,6 +35,8 @@
  *   key->policy when the key has one (set both on a pending key before
  *   keystore_materialize(); stored in the authenticated header of the key
  *   file).
+ * - New: keystore_rekey() (crash-safe re-seal under a new master key; an
+ *   interrupted one is settled inside keystore_open*() and keystore_unlock()).
  * - A Key's secret is NULL while the store is locked: check key->secret
  *   (or ks->locked) before a private-key operation.
  */
