@@ -17,6 +17,7 @@
  *   keyfile_read accepted the file, with the label, type and public key of
  *   the seed (sealed key files, issue 6, will get their own target).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,6 +38,24 @@
 static char state_dir[256];
 static int keys_fd = -1;
 
+/* Remove every file sigild's keystore left in dir (keys, master.key, locks). */
+static void remove_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[600];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_REG && e->d_type != DT_LNK)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 static void cleanup(void)
 {
 	char path[300];
@@ -44,7 +63,9 @@ static void cleanup(void)
 	if (keys_fd >= 0)
 		close(keys_fd);
 	snprintf(path, sizeof(path), "%s/keys", state_dir);
+	remove_files(path);
 	rmdir(path);
+	remove_files(state_dir);
 	rmdir(state_dir);
 }
 
