@@ -1114,6 +1114,80 @@ static void test_batch(void **state)
 	free(pool);
 }
 
+/* Two valid signatures, one with S + 1 and the other with S - 1 (mod L):
+ * the unweighted sum of the errors is zero, so only random coefficients z_i
+ * (not all equal) make the batch equation fail; both items are invalid on
+ * their own, so the batch must say {0, 0} and return -1. */
+static void test_batch_cancelling_errors(void **state)
+{
+	th_rng_reset("batch-cancel");
+	assert_true(sodium_init() >= 0);
+	static const uint8_t one[32] = { 1 };
+	for (int rep = 0; rep < 20; rep++) {
+		uint8_t seed[32], pk[2][32], sk[2][64], sig[2][64], m[2][40];
+		sigil_ed25519_item items[2];
+		for (int i = 0; i < 2; i++) {
+			th_randbytes(seed, 32);
+			th_randbytes(m[i], sizeof(m[i]));
+			sigil_ed25519_keypair_from_seed(pk[i], sk[i], seed);
+			sigil_ed25519_sign(sig[i], m[i], sizeof(m[i]), sk[i]);
+			assert_int_equal(sigil_ed25519_verify(sig[i], m[i], sizeof(m[i]), pk[i], ZIP215), 0);
+			items[i] = (sigil_ed25519_item){ .pk = pk[i], .sig = sig[i], .m = m[i], .mlen = sizeof(m[i]) };
+		}
+		int valid[2] = { -7, -7 };
+		assert_int_equal(sigil_ed25519_verify_batch(valid, items, 2, ZIP215), 0);
+		assert_int_equal(valid[0], 1);
+		assert_int_equal(valid[1], 1);
+		crypto_core_ed25519_scalar_add(sig[0] + 32, sig[0] + 32, one); /* S + 1 mod L */
+		crypto_core_ed25519_scalar_sub(sig[1] + 32, sig[1] + 32, one); /* S - 1 mod L */
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(sigil_ed25519_verify(sig[i], m[i], sizeof(m[i]), pk[i], ZIP215), -1);
+			assert_int_equal(ref_verify_zip215(sig[i], m[i], sizeof(m[i]), pk[i]), -1);
+		}
+		valid[0] = valid[1] = -7;
+		assert_int_equal(sigil_ed25519_verify_batch(valid, items, 2, ZIP215), -1);
+		assert_int_equal(valid[0], 0);
+		assert_int_equal(valid[1], 0);
+	}
+}
+
+/* An item whose S is replaced by S + L (same residue, < 2^254) is refused
+ * in a batch as on its own (S < L), wherever it stands, and the other items
+ * stay valid: S + L must be refused before the batch equation, which works
+ * mod L and would accept it. */
+static void test_batch_s_plus_L(void **state)
+{
+	th_rng_reset("batch-s-plus-l");
+	enum { N = 5 };
+	for (int bad = 0; bad < N; bad++) {
+		uint8_t seed[32], pk[N][32], sk[N][64], sig[N][64], m[N][40];
+		sigil_ed25519_item items[N];
+		int valid[N];
+		for (int i = 0; i < N; i++) {
+			th_randbytes(seed, 32);
+			th_randbytes(m[i], sizeof(m[i]));
+			sigil_ed25519_keypair_from_seed(pk[i], sk[i], seed);
+			sigil_ed25519_sign(sig[i], m[i], sizeof(m[i]), sk[i]);
+			items[i] = (sigil_ed25519_item){ .pk = pk[i], .sig = sig[i], .m = m[i], .mlen = sizeof(m[i]) };
+		}
+		unsigned c = 0;
+		for (int j = 0; j < 32; j++) {
+			c += (unsigned)sig[bad][32 + j] + L_bytes[j];
+			sig[bad][32 + j] = (uint8_t)c;
+			c >>= 8;
+		}
+		assert_int_equal(c, 0);
+		assert_int_equal(sigil_ed25519_verify(sig[bad], m[bad], sizeof(m[bad]), pk[bad], ZIP215), -1);
+		assert_int_equal(ref_verify_zip215(sig[bad], m[bad], sizeof(m[bad]), pk[bad]), -1);
+		for (int i = 0; i < N; i++)
+			valid[i] = -7;
+		assert_int_equal(sigil_ed25519_verify_batch(valid, items, N, ZIP215), -1);
+		for (int i = 0; i < N; i++)
+			if (valid[i] != (i != bad))
+				fail_msg("S + L at item %d: valid[%d] = %d", bad, i, valid[i]);
+	}
+}
+
 /* Buffers may overlap (crypto.h): signing into the message buffer, and the
  * expanded key, sk and pk in overlapping places. */
 static void test_overlap(void **state)
@@ -1154,6 +1228,8 @@ int main(void)
 		cmocka_unit_test(test_off_curve),
 		cmocka_unit_test(test_noncanonical_ordinary),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_batch_cancelling_errors),
+		cmocka_unit_test(test_batch_s_plus_L),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_differential),
 	};

@@ -598,6 +598,31 @@ static void test_predicates(void **state)
 	assert_int_equal(fe_isnegative(&z), 1);
 }
 
+/* fe_iszero looks at every byte of the encoding: 2^k for each k < 255 is
+ * nonzero, in particular 2^248 (bytes 0..30 zero, byte 31 = 1), whose only
+ * set bit is in the last byte; p itself (not reduced by frombytes) is zero. */
+static void test_iszero_every_byte(void **state)
+{
+	for (int k = 0; k < 255; k++) {
+		uint8_t s[32] = { 0 };
+		fe f;
+		s[k / 8] = (uint8_t)(1u << (k % 8));
+		fe_frombytes(&f, s);
+		if (fe_iszero(&f) != 0)
+			fail_msg("fe_iszero(2^%d) = %d", k, fe_iszero(&f));
+	}
+	uint8_t s[32] = { 0 };
+	fe f;
+	s[31] = 1; /* 2^248 */
+	fe_frombytes(&f, s);
+	assert_int_equal(fe_iszero(&f), 0);
+	memset(s, 0xff, 32);
+	s[0] = 0xed;
+	s[31] = 0x7f; /* p */
+	fe_frombytes(&f, s);
+	assert_int_equal(fe_iszero(&f), 1);
+}
+
 static void test_cmov_cswap_cneg(void **state)
 {
 	th_rng_reset("fe-cmov");
@@ -645,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_sqrt_ratio),
 		cmocka_unit_test(test_bytes_round_trip),
 		cmocka_unit_test(test_predicates),
+		cmocka_unit_test(test_iszero_every_byte),
 		cmocka_unit_test(test_cmov_cswap_cneg),
 	};
 	return th_run_fixture(tests, setup, teardown);

@@ -443,6 +443,25 @@ static void test_is_canonical(void **state)
 		if (ge_is_canonical(s) != want)
 			fail_msg("ge_is_canonical(%s) = %d", th_weird32_name(i), ge_is_canonical(s));
 	}
+	/* p - 2^(8 j) for every byte j in 1..31 (byte j of p minus 1) is < p:
+	 * canonical, with either sign bit; every byte 1..31 is looked at. In
+	 * particular p - 2^240 = ed, 29 x ff, fe, 7f. */
+	for (int j = 1; j < 32; j++)
+		for (int sign = 0; sign < 2; sign++) {
+			uint8_t s[32];
+			memset(s, 0xff, 32);
+			s[0] = 0xed;
+			s[31] = 0x7f;
+			s[j]--;
+			s[31] |= (uint8_t)(sign << 7);
+			if (ge_is_canonical(s) != 1)
+				fail_msg("ge_is_canonical(p - 2^%d, sign %d) = %d", 8 * j, sign, ge_is_canonical(s));
+		}
+	static const uint8_t p_minus_2_240[32] = {
+		0xed, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0x7f,
+	};
+	assert_int_equal(ge_is_canonical(p_minus_2_240), 1);
 }
 
 /* ge_precomp_select(pos, b) = [b 256^pos]B, every row, every b in [-8, 8] */
