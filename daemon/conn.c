@@ -147,7 +147,11 @@ static void conn_on_write(uv_write_t *req, int status)
 		server_maybe_finish(c->server);
 }
 
-/* hand the pending answers to libuv (one write in progress at a time) */
+/* hand the pending answers to the socket: at once when it takes them
+ * (uv_try_write: no write request, no copy, no poll registration; the
+ * buffer is wiped and kept for the next answers), else the rest to libuv
+ * (one write in progress at a time). A connection waiting to close or to
+ * resume reading is handled by the callers (work_done, conn_process). */
 static int conn_flush(Conn *c)
 {
 	Write *w;
@@ -156,6 +160,20 @@ static int conn_flush(Conn *c)
 
 	if (c->writing || c->out.len == 0)
 		return 0;
+	buf = uv_buf_init((char *)c->out.data, (unsigned)c->out.len);
+	r = uv_try_write((uv_stream_t *)&c->pipe, &buf, 1);
+	if (r < 0 && r != UV_EAGAIN)
+		return error_origin(r);
+	if (r > 0) {
+		size_t n = (size_t)r;
+
+		c->write_bytes -= n;
+		memmove(c->out.data, c->out.data + n, c->out.len - n);
+		sigil_wipe(c->out.data + (c->out.len - n), n);
+		c->out.len -= n;
+		if (c->out.len == 0)
+			return 0;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
