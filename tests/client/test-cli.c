@@ -355,6 +355,11 @@ static void test_sign_interop(void **state)
 
 	/* minisign */
 	EXPECT(0, "\"$SIGIL\" sign --key rel --format minisign -t 'release 1.2.3' app.tar && test -s app.tar.minisig", sigil);
+	/* a CR in a comment could not be read back the same (minisign strips it) */
+	EXPECT(2, "\"$SIGIL\" sign --key rel --format minisign -t \"$(printf 'r1\\r')\" -o cr.minisig app.tar", sigil);
+	EXPECT(2, "\"$SIGIL\" sign --key rel --format minisign -c \"$(printf 'u\\rv')\" -o cr.minisig app.tar", sigil);
+	EXPECT(1, "test -e cr.minisig", sigil);
+	EXPECT(0, "\"$SIGIL\" sign --key rel --format minisign -t r1 -c uv -o cr.minisig app.tar && rm cr.minisig", sigil);
 	EXPECT(0, "\"$SIGIL\" pubkey --format minisign rel > rel.minisign.pub", sigil);
 	{
 		TcResult r = RUN("minisign -V -p rel.minisign.pub -m app.tar", sigil);
