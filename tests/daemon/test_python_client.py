@@ -22,71 +22,15 @@ import tempfile
 import time
 import traceback
 
-import msgpack
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey, Ed25519PublicKey)
 from cryptography.hazmat.primitives.asymmetric.x25519 import (
     X25519PrivateKey, X25519PublicKey)
 
-RAW = serialization.Encoding.Raw
-RAWPUB = serialization.PublicFormat.Raw
-RAWPRIV = serialization.PrivateFormat.Raw
-NOENC = serialization.NoEncryption()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from sigiltest import NOENC, RAW, RAWPRIV, RAWPUB, Client, RpcError, clean_env  # noqa: E402,F401
 
-
-class RpcError(Exception):
-    def __init__(self, code, message):
-        super().__init__(f"{code}: {message}")
-        self.code = code
-
-
-class Client:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(30)
-        self.sock.connect(path)
-        self.unpacker = msgpack.Unpacker(raw=False)
-        self.msgid = 0
-
-    def close(self):
-        self.sock.close()
-
-    def send(self, method, params=None, msgid=None):
-        if msgid is None:
-            self.msgid += 1
-            msgid = self.msgid
-        self.sock.sendall(msgpack.packb([0, msgid, method, [params or {}]], use_bin_type=True))
-        return msgid
-
-    def recv(self):
-        while True:
-            for obj in self.unpacker:
-                assert isinstance(obj, list) and len(obj) == 4 and obj[0] == 1, obj
-                return obj
-            data = self.sock.recv(65536)
-            if not data:
-                raise EOFError("sigild closed the connection")
-            self.unpacker.feed(data)
-
-    def call(self, method, params=None):
-        msgid = self.send(method, params)
-        _, rid, err, result = self.recv()
-        assert rid == msgid, (rid, msgid)
-        if err is not None:
-            assert set(err) >= {"code", "message"}, err
-            raise RpcError(err["code"], err["message"])
-        return result
-
-
-def clean_env(**extra):
-    """The environment without systemd's variables, plus extra."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES",
-                        "WATCHDOG_USEC", "WATCHDOG_PID", "INVOCATION_ID")}
-    env.update(extra)
-    return env
 
 
 # Every sigild this script starts (and the pid of a detached one): whatever
@@ -299,6 +243,16 @@ def test_list_delete(c):
     assert c.call("key.list")["keys"] == []
 
 
+def recv_notify(ns, msgs, seconds, until=lambda: False):
+    """Appends to msgs what reaches ns for seconds, or until until() holds."""
+    deadline = time.time() + seconds
+    while time.time() < deadline and not until():
+        try:
+            msgs.append(ns.recv(4096).decode())
+        except socket.timeout:
+            pass
+
+
 def own_test_systemd_notify():
     """READY=1, STATUS=, WATCHDOG=1 and STOPPING=1 reach $NOTIFY_SOCKET."""
     tmp = tempfile.mkdtemp(prefix="sigil-notify-")
@@ -309,21 +263,11 @@ def own_test_systemd_notify():
         ns.settimeout(0.2)
         d = Daemon(args=(), env=clean_env(NOTIFY_SOCKET=path, WATCHDOG_USEC="200000"))
         msgs = []
-        deadline = time.time() + 1.0
-        while time.time() < deadline:
-            try:
-                msgs.append(ns.recv(4096).decode())
-            except socket.timeout:
-                pass
+        recv_notify(ns, msgs, 1.0)
         c = Client(d.sock)
         c.call("key.generate", {"type": "ed25519", "label": "n"})
         c.close()
-        deadline = time.time() + 2.5
-        while time.time() < deadline and not any("1 keys" in m for m in msgs):
-            try:
-                msgs.append(ns.recv(4096).decode())
-            except socket.timeout:
-                pass
+        recv_notify(ns, msgs, 2.5, until=lambda: any("1 keys" in m for m in msgs))
         rc = d.stop()
         try:
             while True:
