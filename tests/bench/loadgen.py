@@ -184,6 +184,9 @@ def main():
             pr.send_signal(signal.SIGINT)
             pr.wait(timeout=60)
             with open(os.path.join(out, "perf-report.txt"), "w") as f:
+                subprocess.run([perf, "report", "-i", data, "--no-children", "--sort", "dso", "--stdio", "-g",
+                                "none"], stdout=f, stderr=subprocess.DEVNULL, check=True)
+                f.flush()
                 subprocess.run([perf, "report", "-i", data, "--no-children", "--sort", "dso,symbol",
                                 "--stdio", "-g", "none", "--percent-limit", "0.5"], stdout=f,
                                stderr=subprocess.DEVNULL, check=True)
