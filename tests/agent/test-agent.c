@@ -291,6 +291,9 @@ static void test_socket_option(void **state)
 	pid = spawn_second("second", NULL, &status);
 	assert_true(pid > 0);
 	snprintf(path, sizeof(path), "%s/second/run/ssh-agent.sock", dir);
+	/* the agent socket is bound just after the main one */
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 10000 && lstat(path, &st) != 0;)
+		usleep(10000);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
@@ -301,6 +304,7 @@ static void test_socket_option(void **state)
 	/* none: no agent socket */
 	pid = spawn_second("third", "none", &status);
 	assert_true(pid > 0);
+	usleep(500 * 1000);
 	snprintf(path, sizeof(path), "%s/third/run/ssh-agent.sock", dir);
 	assert_int_equal(lstat(path, &st), -1);
 	stop_second(pid);
