@@ -1624,7 +1624,11 @@ static char *read_passphrase(const char *path)
 	return pass;
 }
 
-static int cmd_lock_unlock(int argc, char **argv, bool lock)
+/* Options of lock, unlock and rekey: the common ones, --passphrase-file and
+ * --ask, no operands. Returns -1 to go on, with *pass the passphrase read
+ * (sodium_malloc'd) or NULL when neither option was given; otherwise the
+ * exit status. what names the passphrase in the error message. */
+static int passphrase_opts(int argc, char **argv, const char *cmd, const char *what, char **pass)
 {
 	static const struct option lo[] = {
 		COMMON_LONGOPTS,
@@ -1634,11 +1638,9 @@ static int cmd_lock_unlock(int argc, char **argv, bool lock)
 	};
 	const char *passfile = NULL;
 	bool ask = false;
-	char *pass = NULL;
-	sigil_client *cl;
-	sigil_error e;
 	int c, ex = 0;
 
+	*pass = NULL;
 	while ((c = getopt_long(argc, argv, "s:ha", lo, NULL)) != -1) {
 		if (common_opt(c, &ex) < 0)
 			return ex;
@@ -1648,14 +1650,27 @@ static int cmd_lock_unlock(int argc, char **argv, bool lock)
 			ask = true;
 	}
 	if (argc != optind)
-		return usage_error("%s takes no arguments", lock ? "lock" : "unlock");
+		return usage_error("%s takes no arguments", cmd);
 	if (passfile || ask) {
-		pass = read_passphrase(passfile);
-		if (!pass) {
-			err("cannot read the passphrase");
+		*pass = read_passphrase(passfile);
+		if (!*pass) {
+			err("cannot read the %s", what);
 			return EXIT_USAGE;
 		}
 	}
+	return -1;
+}
+
+static int cmd_lock_unlock(int argc, char **argv, bool lock)
+{
+	char *pass;
+	sigil_client *cl;
+	sigil_error e;
+	int ex = passphrase_opts(argc, argv, lock ? "lock" : "unlock", "passphrase", &pass);
+
+	if (ex >= 0)
+		return ex;
+	ex = 0;
 	if ((ex = open_client(&cl)))
 		goto out;
 	e = lock ? sigil_client_lock(cl, pass) : sigil_client_unlock(cl, pass);
@@ -1674,37 +1689,15 @@ out:
 
 static int cmd_rekey(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		COMMON_LONGOPTS,
-		{ "passphrase-file", required_argument, NULL, OPT_PASSFILE },
-		{ "ask", no_argument, NULL, 'a' },
-		{ 0 },
-	};
-	const char *passfile = NULL;
-	bool ask = false;
-	char *pass = NULL;
+	char *pass;
 	uint64_t n = 0;
 	sigil_client *cl;
 	sigil_error e;
-	int c, ex = 0;
+	int ex = passphrase_opts(argc, argv, "rekey", "new passphrase", &pass);
 
-	while ((c = getopt_long(argc, argv, "s:ha", lo, NULL)) != -1) {
-		if (common_opt(c, &ex) < 0)
-			return ex;
-		if (c == OPT_PASSFILE)
-			passfile = optarg;
-		if (c == 'a')
-			ask = true;
-	}
-	if (argc != optind)
-		return usage_error("rekey takes no arguments");
-	if (passfile || ask) {
-		pass = read_passphrase(passfile);
-		if (!pass) {
-			err("cannot read the new passphrase");
-			return EXIT_USAGE;
-		}
-	}
+	if (ex >= 0)
+		return ex;
+	ex = 0;
 	if ((ex = open_client(&cl)))
 		goto out;
 	e = sigil_client_rekey(cl, pass, &n);
