@@ -417,6 +417,33 @@ static int decode_key(ProtoKeyInfo *k, const msgpack_object *o, char *errmsg)
 	return 0;
 }
 
+/* An array of strings (hello's features, audit's lines) into priv->features
+ * and priv->n_features, NULL-terminated. Returns 0, -ENOMEM or
+ * PROTO_E_BAD_REQUEST with errmsg naming field. */
+static int decode_strings(RespPriv *priv, const msgpack_object *v, const char *field,
+                          char *errmsg)
+{
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		goto bad;
+	priv->features = calloc(v->via.array.size + 1, sizeof(char *));
+	if (!priv->features)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < v->via.array.size; i++) {
+		const msgpack_object *f = &v->via.array.ptr[i];
+
+		if (f->type != MSGPACK_OBJECT_STR)
+			goto bad;
+		priv->features[i] = strndup(f->via.str.ptr, f->via.str.size);
+		if (!priv->features[i])
+			return -ENOMEM;
+		priv->n_features++;
+	}
+	return 0;
+bad:
+	snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: %s", field);
+	return PROTO_E_BAD_REQUEST;
+}
+
 static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_object *res,
                          char *errmsg)
 {
@@ -443,21 +470,10 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 		resp->u.hello.server = priv->server;
 		v = map_get(res, "features");
 		if (v) {
-			if (v->type != MSGPACK_OBJECT_ARRAY)
-				BAD("features");
-			priv->features = calloc(v->via.array.size + 1, sizeof(char *));
-			if (!priv->features)
-				return -ENOMEM;
-			for (uint32_t i = 0; i < v->via.array.size; i++) {
-				const msgpack_object *f = &v->via.array.ptr[i];
+			int r = decode_strings(priv, v, "features", errmsg);
 
-				if (f->type != MSGPACK_OBJECT_STR)
-					BAD("features");
-				priv->features[i] = strndup(f->via.str.ptr, f->via.str.size);
-				if (!priv->features[i])
-					return -ENOMEM;
-				priv->n_features++;
-			}
+			if (r)
+				return r;
 			resp->u.hello.features = (const char *const *)priv->features;
 			resp->u.hello.n_features = priv->n_features;
 		}
@@ -542,20 +558,13 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 	case PROTO_METHOD_AUDIT:
 		/* the lines use the storage of hello's features */
 		v = map_get(res, "lines");
-		if (!v || v->type != MSGPACK_OBJECT_ARRAY)
+		if (!v)
 			BAD("lines");
-		priv->features = calloc(v->via.array.size + 1, sizeof(char *));
-		if (!priv->features)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < v->via.array.size; i++) {
-			const msgpack_object *f = &v->via.array.ptr[i];
+		{
+			int r = decode_strings(priv, v, "lines", errmsg);
 
-			if (f->type != MSGPACK_OBJECT_STR)
-				BAD("lines");
-			priv->features[i] = strndup(f->via.str.ptr, f->via.str.size);
-			if (!priv->features[i])
-				return -ENOMEM;
-			priv->n_features++;
+			if (r)
+				return r;
 		}
 		resp->u.audit.lines = (const char *const *)priv->features;
 		resp->u.audit.n = priv->n_features;
