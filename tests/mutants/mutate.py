@@ -7,8 +7,9 @@ crypto/: an exact piece of the real code and what it becomes. The script
 
   1. copies the source tree to a scratch directory (default
      /tmp/sigil-mutants; never touches the tree it was started from),
-  2. builds the copy once (debugoptimized: the bound assertions are on) and
-     runs the fast suite `meson test --suite crypto` unmutated: it must pass,
+  2. builds the copy once (debugoptimized: the bound assertions are on;
+     -Dasm=disabled unless --asm says otherwise) and runs the fast suite
+     `meson test --suite crypto` unmutated: it must pass,
   3. for each mutant: applies the patch to the copy, rebuilds (incrementally),
      runs `meson test --suite crypto --maxfail 1`, restores the file, and
      prints KILLED (a test failed or timed out), SURVIVED (every test passed)
@@ -16,13 +17,24 @@ crypto/: an exact piece of the real code and what it becomes. The script
   4. with --ct, mutants tagged "ct" (a secret-dependent branch or index that
      computes the same values) are also run under ctgrind
      (tests/ct/run-ctgrind.sh) in a second copy built with --buildtype=release
-     -Dct_validation=true: KILLED when Valgrind reports an error (the crypto
-     suite cannot kill those; ctgrind must),
+     -Dct_validation=true and the same -Dasm: KILLED when Valgrind reports
+     an error (the crypto suite cannot kill those; ctgrind must),
   5. prints the totals and the total runtime.
 
 Usage: tests/mutants/mutate.py [--src DIR] [--work DIR] [--only ID,ID] [--check]
                                [--ct] [--list] [--timeout S]
+                               [--asm disabled|enabled|auto]
   --check  only verify that every mutant's text matches the real code once.
+  --asm    the -Dasm= of the mutant trees; default disabled. On a CPU with
+           MULX/ADX (amd64) an assembly build runs the fe64 assembly for
+           X25519 and the power chains, so the C paths of crypto/fe.c,
+           fe_pow.c, ge.c and the radix-2^51 ladder (x25519_ladder51) run
+           only with -Dasm=disabled: with the assembly, their mutants can
+           survive. The other way round, the fe64 C twins and the ladder64
+           (mutants A01-A08 in fe64.c/fe64.h, X12, X13: tag asm) are
+           checked by the crypto suite only where the assembly is built
+           (tests/asm): with --asm=disabled those run in a second copy
+           built with -Dasm=auto (killable on an amd64 MULX/ADX machine).
 Exit status: 0 when no non-equivalent mutant survived (mutants tagged
 "equivalent" are expected to survive; docs/constant-time.md explains each),
 1 otherwise, 2 on a setup error.
@@ -34,7 +46,9 @@ mutants.txt format (one block per mutant):
   + new line(s) (after "+ "; none = delete)
 Tags: nth=N (the old text occurs several times: patch the N-th, 1-based),
 all (patch every occurrence), ct (killed by ctgrind, not by the crypto
-suite), equivalent (expected to survive; explained in docs/constant-time.md).
+suite), equivalent (expected to survive; explained in docs/constant-time.md),
+asm (code the crypto suite checks only in a build with the assembly: with
+--asm=disabled such a mutant runs in a second copy built with -Dasm=auto).
 """
 import argparse
 import os
@@ -287,6 +301,11 @@ class Tree:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--asm', choices=['disabled', 'enabled', 'auto'], default='disabled',
+                    help='meson -Dasm= of the mutant trees (default: disabled, so that the C '
+                         'paths of fe.c, fe_pow.c, ge.c and x25519_ladder51 run even on a '
+                         'MULX/ADX CPU; then the mutants tagged asm, the fe64 ones A01-A08, '
+                         'X12, X13, run in a second copy built with -Dasm=auto)')
     ap.add_argument('--src', default=DEFAULT_SRC)
     ap.add_argument('--work', default='/tmp/sigil-mutants')
     ap.add_argument('--list-file', default=os.path.join(HERE, 'mutants.txt'))
@@ -320,16 +339,28 @@ def main():
         return 0
 
     t_start = time.monotonic()
-    print(f'mutate.py: copying {src} to {work} and building (debugoptimized)...', flush=True)
-    tree = Tree(src, os.path.join(work, 'crypto'), ['--buildtype=debugoptimized'], 'crypto', 0)
+    asm_opt = f'-Dasm={a.asm}'
+    print(f'mutate.py: copying {src} to {work} and building (debugoptimized, {asm_opt})...', flush=True)
+    tree = Tree(src, os.path.join(work, 'crypto'), ['--buildtype=debugoptimized', asm_opt], 'crypto', 0)
     base = tree.baseline()
     tree.timeout = a.timeout or max(60.0, 3 * base)
     print(f'mutate.py: baseline suite crypto passes in {base:.1f} s; per-mutant timeout {tree.timeout:.0f} s',
           flush=True)
+    # mutants tagged "asm" (the fe64 C twins and ladder64) are checked by the
+    # crypto suite only where the assembly is built: with the default
+    # --asm=disabled they run in a second copy built with -Dasm=auto
+    asmtree = None
+    if a.asm == 'disabled' and any(m.has('asm') for m in mutants):
+        print('mutate.py: building a second copy with -Dasm=auto for the mutants tagged asm...', flush=True)
+        asmtree = Tree(src, os.path.join(work, 'crypto-asm'), ['--buildtype=debugoptimized', '-Dasm=auto'],
+                       'crypto', 0)
+        asmbase = asmtree.baseline()
+        asmtree.timeout = a.timeout or max(60.0, 3 * asmbase)
+        print(f'mutate.py: baseline suite crypto (-Dasm=auto) passes in {asmbase:.1f} s', flush=True)
     cttree = None
     if a.ct and any(m.has('ct') for m in mutants):
         cttree = Tree(src, os.path.join(work, 'ct'),
-                      ['--buildtype=release', '-Dct_validation=true'], 'ct', 600)
+                      ['--buildtype=release', '-Dct_validation=true', asm_opt], 'ct', 600)
         ctbase = cttree.baseline()
         print(f'mutate.py: baseline suite ct passes in {ctbase:.1f} s', flush=True)
 
@@ -338,7 +369,11 @@ def main():
     results = []
     for m in mutants:
         t0 = time.monotonic()
-        verdict, detail = tree.try_mutant(m)
+        if asmtree is not None and m.has('asm'):
+            verdict, detail = asmtree.try_mutant(m)
+            detail = '-Dasm=auto: ' + detail
+        else:
+            verdict, detail = tree.try_mutant(m)
         if m.has('ct') and verdict == 'SURVIVED':
             if cttree is None:
                 detail = 'crypto suite passes (ct mutant: run with --ct for ctgrind)'
