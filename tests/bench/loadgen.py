@@ -179,8 +179,8 @@ def main():
             pr = subprocess.Popen([perf, "record", "-q", "-g", "-o", data, "-p", str(d.pid)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
-            res["perf_run"] = run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign", "--connections", "32"],
-                                     d.pid)
+            res["perf_run"] = run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign", "--connections", "32",
+                                      "--seconds", str(max(a.seconds, 2.0))], d.pid)
             pr.send_signal(signal.SIGINT)
             pr.wait(timeout=60)
             with open(os.path.join(out, "perf-report.txt"), "w") as f:
@@ -190,6 +190,8 @@ def main():
                 subprocess.run([perf, "report", "-i", data, "--no-children", "--sort", "dso,symbol",
                                 "--stdio", "-g", "none", "--percent-limit", "0.5"], stdout=f,
                                stderr=subprocess.DEVNULL, check=True)
+            if "%" not in open(os.path.join(out, "perf-report.txt")).read():
+                fail("perf recorded no samples of sigild (%s)" % data)
         res["machine"]["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
     finally:
         for p in procs:
