@@ -42,72 +42,18 @@
 #include "secmem.h"
 #include "server.h"
 
-#include "fuzz.h"
+#include "fuzz-daemon.h"
 
-static Server server;
-static uv_loop_t *loop;
-static char state_dir[256];
 static char agent_path[320];
-
-static void add_key(const char *label, ProtoKeyType type, uint8_t fill)
-{
-	uint8_t seed[32];
-	Key *k = NULL;
-
-	memset(seed, fill, sizeof(seed));
-	FUZZ_CHECK(keystore_reserve(&server.keystore, label, type, false, &k) == 0);
-	FUZZ_CHECK(keystore_materialize(&server.keystore, k, seed) == 0);
-	keystore_commit(&server.keystore, k);
-	key_unref(k);
-}
-
-static void cleanup(void)
-{
-	char cmd[300];
-
-	/* the directory holds only what this process made */
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", state_dir);
-	if (state_dir[0])
-		(void)!system(cmd);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	Config config;
-	struct stat st;
-
-	log_set_max_priority(LOG_PRIO_ERR - 1); /* bad input is logged by design */
-	FUZZ_CHECK(sodium_init() >= 0);
-	FUZZ_CHECK(secmem_setup(true) == 0);
-	setenv("UV_THREADPOOL_SIZE", "2", 1);
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(state_dir, sizeof(state_dir), "%s/sigil-fuzz-agent.XXXXXX",
-	         stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp");
-	FUZZ_CHECK(mkdtemp(state_dir) != NULL);
-	atexit(cleanup);
-
-	config_init(&config);
-	config.max_request_size = 8192;
-	config.max_inflight_per_conn = 4;
-	config.max_inflight_total = 16;
-	config.workers = 2;
-	loop = uv_default_loop();
-	server.keystore = (Keystore)KEYSTORE_NULL(server.keystore);
-	FUZZ_CHECK(keystore_open(&server.keystore, state_dir) == 0);
-	FUZZ_CHECK(server_init(&server, loop, &config, NULL, 2) == 0);
-	add_key("ed", PROTO_KEY_ED25519, 0x11);
-	add_key("x", PROTO_KEY_X25519, 0x22);
+	(void)argc;
+	(void)argv;
+	fuzz_daemon_init("agent");
 	snprintf(agent_path, sizeof(agent_path), "%s/run/agent.sock", state_dir);
 	FUZZ_CHECK(agent_listen(&server, agent_path) == 0);
 	return 0;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static uint32_t be32(const uint8_t *p)
@@ -146,39 +92,11 @@ static size_t check_responses(const uint8_t *out, size_t n)
 	return count;
 }
 
-static void restore_keys(void)
-{
-	Keystore *ks = &server.keystore;
-	char label[PROTO_LABEL_MAX + 1];
-
-	/* a lock the input left: open the keys again (the state directory's
-	 * master key needs no passphrase) */
-	if (ks->locked)
-		FUZZ_CHECK(keystore_unlock(ks, NULL, 0) == 0);
-	for (size_t i = 0; i < ks->n_keys;) {
-		Key *k = ks->keys[i];
-
-		if (strcmp(k->info.label, "ed") != 0 && strcmp(k->info.label, "x") != 0) {
-			memcpy(label, k->info.label, sizeof(label));
-			FUZZ_CHECK(keystore_delete(ks, label) == 0);
-			i = 0;
-			continue;
-		}
-		i++;
-	}
-	if (!keystore_find(ks, "ed"))
-		add_key("ed", PROTO_KEY_ED25519, 0x11);
-	if (!keystore_find(ks, "x"))
-		add_key("x", PROTO_KEY_X25519, 0x22);
-	server.locked = false;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t out[1 << 20];
-	size_t out_len = 0, written = 0, piece = 1;
-	int sv[2] = { -1, -1 }, eof = 0;
-	uint64_t deadline;
+	size_t out_len;
+	int sv[2] = { -1, -1 };
 
 	{
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -190,60 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(fcntl(sv[1], F_SETFL, O_NONBLOCK) == 0);
 	}
 
-	deadline = now_ms() + 10000;
-	while (!eof) {
-		struct pollfd p[2] = {
-			{ .fd = uv_backend_fd(loop), .events = POLLIN },
-			{ .fd = sv[1], .events = POLLIN },
-		};
-
-		if (written < size) {
-			/* pieces of 1, 2, 4, ... bytes: frames split at every place */
-			size_t n = size - written < piece ? size - written : piece;
-			ssize_t k = write(sv[1], data + written, n);
-
-			if (k > 0) {
-				written += (size_t)k;
-				piece *= 2;
-			} else if (k < 0 && errno == EPIPE) {
-				written = size; /* sigild closed early (bad bytes) */
-			}
-			if (written == size)
-				shutdown(sv[1], SHUT_WR);
-		} else if (size == 0 && written == 0) {
-			shutdown(sv[1], SHUT_WR);
-			written = 1;
-		}
-		uv_run(loop, UV_RUN_NOWAIT);
-		for (;;) {
-			uint8_t tmp[4096];
-			ssize_t k = read(sv[1], tmp, sizeof(tmp));
-
-			if (k > 0) {
-				FUZZ_CHECK(out_len + (size_t)k <= sizeof(out));
-				memcpy(out + out_len, tmp, (size_t)k);
-				out_len += (size_t)k;
-				continue;
-			}
-			if (k == 0 || (k < 0 && errno == ECONNRESET))
-				eof = 1;
-			break;
-		}
-		if (eof)
-			break;
-		if (now_ms() > deadline) {
-			fprintf(stderr, "sigild's agent did not close the connection within 10 s of EOF "
-			                "(%zu of %zu bytes written, %zu answered)\n", written, size, out_len);
-			abort();
-		}
-		(void)poll(p, 2, written < size ? 0 : 20);
-	}
-	close(sv[1]);
-	/* close callbacks, late completions */
-	while (server.inflight > 0 && now_ms() < deadline) {
-		uv_run(loop, UV_RUN_ONCE);
-	}
-	uv_run(loop, UV_RUN_NOWAIT);
+	out_len = fuzz_daemon_exchange(sv[1], data, size, out, sizeof(out), "sigild's agent");
 
 	{
 		size_t n = check_responses(out, out_len);
