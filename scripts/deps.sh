@@ -11,7 +11,7 @@ runtime=(meson ninja-build pkg-config gcc libc6-dev scdoc
 testing=(clang llvm libclang-rt-14-dev libcmocka-dev libssl-dev valgrind git
          python3 python3-msgpack python3-cryptography
          openssh-client openssh-server minisign signify-openbsd
-         scdoc debhelper dpkg-dev lintian systemd util-linux procps)
+         scdoc debhelper dpkg-dev lintian systemd util-linux procps gnuplot-nox)
 
 case "${1:-all}" in
   runtime) pkgs=("${runtime[@]}") ;;
