@@ -1092,24 +1092,35 @@ static void many_verify_done(void *ud, size_t i, const ProtoResponse *resp)
 
 /* Every request starts with error SIGIL_EIO as an "unanswered" sentinel;
  * after a transport error the unanswered ones get that error. */
+static sigil_error *many_error(Many *m, size_t i)
+{
+	return m->sreqs ? &m->sreqs[i].error : &m->vreqs[i].error;
+}
+
+static sigil_error many_run(Many *m, const Run *run, size_t n, size_t window)
+{
+	sigil_error e;
+
+	for (size_t i = 0; i < n; i++)
+		*many_error(m, i) = SIGIL_EIO; /* until answered */
+	e = client_run(m->c, run, n, window);
+	if (e) {
+		for (size_t i = 0; i < n; i++)
+			if (*many_error(m, i) == SIGIL_EIO)
+				*many_error(m, i) = e;
+	}
+	return e;
+}
+
 SIGIL_PUBLIC sigil_error sigil_client_sign_many(sigil_client *c, sigil_sign_request *reqs,
                                                 size_t n, size_t window)
 {
 	Many m = { c, reqs, NULL };
 	Run run = { many_sign_build, many_sign_done, &m, PROTO_METHOD_SIGN };
-	sigil_error e;
 
 	if (n && !reqs)
 		return set_err(c, SIGIL_EINVAL, "NULL requests");
-	for (size_t i = 0; i < n; i++)
-		reqs[i].error = SIGIL_EIO; /* until answered */
-	e = client_run(c, &run, n, window);
-	if (e) {
-		for (size_t i = 0; i < n; i++)
-			if (reqs[i].error == SIGIL_EIO)
-				reqs[i].error = e;
-	}
-	return e;
+	return many_run(&m, &run, n, window);
 }
 
 SIGIL_PUBLIC sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_request *reqs,
@@ -1117,19 +1128,10 @@ SIGIL_PUBLIC sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_
 {
 	Many m = { c, NULL, reqs };
 	Run run = { many_verify_build, many_verify_done, &m, PROTO_METHOD_VERIFY };
-	sigil_error e;
 
 	if (n && !reqs)
 		return set_err(c, SIGIL_EINVAL, "NULL requests");
-	for (size_t i = 0; i < n; i++) {
-		reqs[i].error = SIGIL_EIO;
+	for (size_t i = 0; i < n; i++)
 		reqs[i].valid = 0;
-	}
-	e = client_run(c, &run, n, window);
-	if (e) {
-		for (size_t i = 0; i < n; i++)
-			if (reqs[i].error == SIGIL_EIO)
-				reqs[i].error = e;
-	}
-	return e;
+	return many_run(&m, &run, n, window);
 }
