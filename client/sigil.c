@@ -632,20 +632,31 @@ static int cmd_import(int argc, char **argv)
 	return ex;
 }
 
-static int cmd_list(int argc, char **argv)
+/* A command with only the common options and nargs operands: returns -1 to
+ * go on, otherwise the exit status (usage, --help, a bad option). */
+static int common_only(int argc, char **argv, int nargs, const char *usage)
 {
 	static const struct option lo[] = { COMMON_LONGOPTS, { 0 } };
-	sigil_key_info *keys;
-	sigil_client *cl;
-	sigil_error e;
-	size_t n;
 	int c, ex = 0;
 
 	while ((c = getopt_long(argc, argv, "s:h", lo, NULL)) != -1)
 		if (common_opt(c, &ex) < 0)
 			return ex;
-	if (argc != optind)
-		return usage_error("list takes no arguments");
+	if (argc - optind != nargs)
+		return usage_error("%s", usage);
+	return -1;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	sigil_key_info *keys;
+	sigil_client *cl;
+	sigil_error e;
+	size_t n;
+	int ex = common_only(argc, argv, 0, "list takes no arguments");
+
+	if (ex >= 0)
+		return ex;
 	if ((ex = open_client(&cl)))
 		return ex;
 	e = sigil_client_key_list(cl, &keys, &n);
@@ -769,16 +780,12 @@ static int cmd_pubkey(int argc, char **argv)
 
 static int cmd_delete(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONGOPTS, { 0 } };
 	sigil_client *cl;
 	sigil_error e;
-	int c, ex = 0;
+	int ex = common_only(argc, argv, 1, "delete takes one LABEL");
 
-	while ((c = getopt_long(argc, argv, "s:h", lo, NULL)) != -1)
-		if (common_opt(c, &ex) < 0)
-			return ex;
-	if (argc - optind != 1)
-		return usage_error("delete takes one LABEL");
+	if (ex >= 0)
+		return ex;
 	if ((ex = open_client(&cl)))
 		return ex;
 	e = sigil_client_key_delete(cl, argv[optind]);
@@ -1718,18 +1725,14 @@ out:
 
 static int cmd_export(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONGOPTS, { 0 } };
 	uint8_t seed[32];
 	char hex[65];
 	sigil_client *cl;
 	sigil_error e;
-	int c, ex = 0;
+	int ex = common_only(argc, argv, 1, "export takes one LABEL");
 
-	while ((c = getopt_long(argc, argv, "s:h", lo, NULL)) != -1)
-		if (common_opt(c, &ex) < 0)
-			return ex;
-	if (argc - optind != 1)
-		return usage_error("export takes one LABEL");
+	if (ex >= 0)
+		return ex;
 	if ((ex = open_client(&cl)))
 		return ex;
 	e = sigil_client_key_export(cl, seed, argv[optind]);
@@ -1815,18 +1818,14 @@ static int cmd_unlock(int argc, char **argv)
 
 static int cmd_status(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONGOPTS, { 0 } };
 	sigil_client *cl;
 	sigil_hello hi;
 	sigil_status st;
 	sigil_error e;
-	int c, ex = 0;
+	int ex = common_only(argc, argv, 0, "status takes no arguments");
 
-	while ((c = getopt_long(argc, argv, "s:h", lo, NULL)) != -1)
-		if (common_opt(c, &ex) < 0)
-			return ex;
-	if (argc != optind)
-		return usage_error("status takes no arguments");
+	if (ex >= 0)
+		return ex;
 	if ((ex = open_client(&cl)))
 		return ex;
 	e = sigil_client_hello(cl, &hi);
