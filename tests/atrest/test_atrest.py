@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -1001,17 +1000,12 @@ def main():
         tmp = tempfile.mkdtemp(prefix="sigil-atrest-")
         os.chmod(tmp, 0o700)
         try:
-            t(tmp)
-            print(f"ok {n} - {t.__name__}", flush=True)
-        except Exception:
-            failed += 1
-            print(f"not ok {n} - {t.__name__}", flush=True)
-            for line in traceback.format_exc().splitlines():
-                print("# " + line, flush=True)
-            log = os.path.join(tmp, "sigild.log")
-            if os.path.exists(log):
-                for line in open(log, errors="replace").read().splitlines()[-30:]:
-                    print("# log: " + line, flush=True)
+            if not sigiltest.tap_run(n, t, tmp):
+                failed += 1
+                log = os.path.join(tmp, "sigild.log")
+                if os.path.exists(log):
+                    for line in open(log, errors="replace").read().splitlines()[-30:]:
+                        print("# log: " + line, flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failed else 0

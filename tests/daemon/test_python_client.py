@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -29,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import (
     X25519PrivateKey, X25519PublicKey)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from sigiltest import NOENC, RAW, RAWPRIV, RAWPUB, Client, RpcError, clean_env  # noqa: E402,F401
+from sigiltest import NOENC, RAW, RAWPRIV, RAWPUB, Client, RpcError, clean_env, tap_run  # noqa: E402,F401
 
 
 
@@ -438,13 +437,8 @@ def run_own(tests, first):
     failed = 0
     for n, t in enumerate(tests, first):
         try:
-            t()
-            print(f"ok {n} - {t.__name__}", flush=True)
-        except Exception:
-            failed += 1
-            print(f"not ok {n} - {t.__name__}", flush=True)
-            for line in traceback.format_exc().splitlines():
-                print("# " + line, flush=True)
+            if not tap_run(n, t):
+                failed += 1
         finally:
             reap_daemons()
     return failed
@@ -467,14 +461,8 @@ def main():
     d = Daemon()
     c = Client(d.sock)
     for n, t in enumerate(TESTS, 1):
-        try:
-            t(c)
-            print(f"ok {n} - {t.__name__}", flush=True)
-        except Exception:
+        if not tap_run(n, t, c):
             failed += 1
-            print(f"not ok {n} - {t.__name__}", flush=True)
-            for line in traceback.format_exc().splitlines():
-                print("# " + line, flush=True)
     c.close()
     try:
         rc = d.stop()

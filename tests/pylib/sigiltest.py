@@ -8,6 +8,7 @@ tests/atrest/test_atrest.py, which add it to sys.path. Run with
 """
 import os
 import socket
+import traceback
 
 import msgpack
 from cryptography.hazmat.primitives import serialization
@@ -88,3 +89,17 @@ def clean_env(drop=(), **extra):
     env = {k: v for k, v in os.environ.items() if k not in SYSTEMD_VARS and k not in drop}
     env.update(extra)
     return env
+
+
+def tap_run(n, t, *args):
+    """Runs t(*args) as TAP test n: prints "ok", or "not ok" and the
+    traceback as comments. Returns whether it passed."""
+    try:
+        t(*args)
+        print(f"ok {n} - {t.__name__}", flush=True)
+        return True
+    except Exception:
+        print(f"not ok {n} - {t.__name__}", flush=True)
+        for line in traceback.format_exc().splitlines():
+            print("# " + line, flush=True)
+        return False
