@@ -242,6 +242,14 @@ def test_list_delete(c):
     assert c.call("key.list")["keys"] == []
 
 
+def bound_unix_socket(tmp, name, kind):
+    """A Unix socket of kind bound to tmp/name: (path, socket)."""
+    path = os.path.join(tmp, name)
+    s = socket.socket(socket.AF_UNIX, kind)
+    s.bind(path)
+    return path, s
+
+
 def recv_notify(ns, msgs, seconds, until=lambda: False):
     """Appends to msgs what reaches ns for seconds, or until until() holds."""
     deadline = time.time() + seconds
@@ -256,9 +264,7 @@ def own_test_systemd_notify():
     """READY=1, STATUS=, WATCHDOG=1 and STOPPING=1 reach $NOTIFY_SOCKET."""
     tmp = tempfile.mkdtemp(prefix="sigil-notify-")
     try:
-        path = os.path.join(tmp, "notify")
-        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        ns.bind(path)
+        path, ns = bound_unix_socket(tmp, "notify", socket.SOCK_DGRAM)
         ns.settimeout(0.2)
         d = Daemon(args=(), env=clean_env(NOTIFY_SOCKET=path, WATCHDOG_USEC="200000"))
         msgs = []
@@ -288,9 +294,7 @@ def own_test_socket_activation():
     """sigild listens on the socket passed as fd 3 (LISTEN_FDS=1)."""
     tmp = tempfile.mkdtemp(prefix="sigil-act-")
     try:
-        path = os.path.join(tmp, "activated.sock")
-        ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        ls.bind(path)
+        path, ls = bound_unix_socket(tmp, "activated.sock", socket.SOCK_STREAM)
         ls.listen(16)
         fd = ls.fileno()
 
