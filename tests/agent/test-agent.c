@@ -73,7 +73,15 @@ static int run(const char *fmt, ...)
 		out[n] = '\0';
 		fclose(f);
 	}
-	print_message("# $ %s -> %d\n", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	/* a TAP diagnostic per line: a multi-line command (an inline python
+	 * script) must not put bare lines into the TAP stream */
+	for (char *line = cmd, *nl; line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		print_message("# %s %s\n", line == cmd ? "$" : " ", line);
+	}
+	print_message("# -> %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
