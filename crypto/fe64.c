@@ -129,6 +129,20 @@ void fe64_ladder_step_generic(fe64_ladder *st)
 	fe64_mul_generic(st->z2.v, st->t.v, st->e.v); /* z2 = E (AA + a24 E) */
 }
 
+uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t bit = w >> 63;
+		w <<= 1;
+		uint64_t mask = ct_mask_u64(swap ^ bit);
+		fe64_cswap(&st->x2, &st->x3, mask);
+		fe64_cswap(&st->z2, &st->z3, mask);
+		swap = bit;
+		fe64_ladder_step_generic(st);
+	}
+	return swap;
+}
+
 const fe64_ops fe64_ops_generic = {
 	.mul = fe64_mul_generic,
 	.sq = fe64_sq_generic,

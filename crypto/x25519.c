@@ -105,29 +105,64 @@ void x25519_ladder51(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 	sigil_wipe(&swap, sizeof swap);
 }
 
+/* Builds without the amd64 assembly define neither routine: weak references
+ * (null there), compared with or called only when ops is the assembly's table,
+ * which such builds never have. */
+#pragma weak fe64_ladder_step_adx
+#pragma weak fe64_ladder_bits_adx
+
+/* fe64_ladder_bits_generic with any ops's ladder step. */
+static uint64_t x25519_bits_ops(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap,
+                                const fe64_ops *ops)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t bit = w >> 63;
+		w <<= 1;
+		uint64_t mask = ct_mask_u64(swap ^ bit);
+		fe64_cswap(&st->x2, &st->x3, mask);
+		fe64_cswap(&st->z2, &st->z3, mask);
+		swap = bit;
+		ops->ladder_step(st);
+	}
+	return swap;
+}
+
 /* The same ladder on fe64 (radix 2^64, values < 2^256): the steps with ops
- * (the assembly, or its C twins for tests), the final division in fe.h. */
+ * (the assembly, or its C twins for tests), the final division in fe.h.
+ * With the assembly's table, fe64_ladder_bits_adx runs 64 steps per call
+ * (63 for the top word) with the swaps in registers. */
 void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32],
                      const fe64_ops *ops)
 {
 	uint8_t k[32];
 	fe64_ladder st;
 	uint64_t swap = 0, mask;
+	uint64_t w[4];
 
 	memcpy(k, scalar, 32);
+	k[0] &= 248; /* RFC 7748 decodeScalar25519 */
+	k[31] &= 127;
+	k[31] |= 64;
+	for (int i = 0; i < 4; i++) {
+		w[i] = 0;
+		for (int j = 7; j >= 0; j--)
+			w[i] = (w[i] << 8) | k[8 * i + j];
+	}
 	memset(&st, 0, sizeof st);
 	fe64_frombytes(&st.x1, u); /* bit 255 of u ignored; u >= p accepted */
 	st.x2.v[0] = 1;            /* (x2 : z2) = (1 : 0) */
 	st.x3 = st.x1;             /* (x3 : z3) = (u : 1) */
 	st.z3.v[0] = 1;
 
-	for (int i = 254; i >= 0; i--) {
-		uint64_t bit = scalar_bit(k, i);
-		mask = ct_mask_u64(swap ^ bit);
-		fe64_cswap(&st.x2, &st.x3, mask);
-		fe64_cswap(&st.z2, &st.z3, mask);
-		swap = bit;
-		ops->ladder_step(&st);
+	/* bits 254..0: bit 62 of w[3] first (shifted to the top), then the
+	 * 64 bits of w[2], w[1], w[0] */
+	for (int i = 3; i >= 0; i--) {
+		uint64_t word = i == 3 ? w[3] << 1 : w[i];
+		uint64_t n = i == 3 ? 63 : 64;
+		if (ops->ladder_step == fe64_ladder_step_adx)
+			swap = fe64_ladder_bits_adx(&st, word, n, swap);
+		else
+			swap = x25519_bits_ops(&st, word, n, swap, ops);
 	}
 	mask = ct_mask_u64(swap);
 	fe64_cswap(&st.x2, &st.x3, mask);
@@ -146,6 +181,7 @@ void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 	fe_tobytes(out, &x);
 
 	sigil_wipe(k, sizeof k);
+	sigil_wipe(w, sizeof w);
 	sigil_wipe(&st, sizeof st);
 	sigil_wipe(bx, sizeof bx);
 	sigil_wipe(bz, sizeof bz);

@@ -11,7 +11,8 @@
 # stands for ctgrind on it. TAP output.
 set -u
 python=$1 gen=$2 asm=$3 objdump=$4 archive=$5
-funcs="fe64_mul_adx fe64_sq_adx fe64_sq_n_adx fe64_ladder_step_adx ge64_p1p1_to_p2_adx ge64_p1p1_to_p3_adx"
+funcs="fe64_mul_adx fe64_sq_adx fe64_sq_n_adx fe64_ladder_step_adx fe64_ladder_bits_adx"
+funcs="$funcs ge64_p1p1_to_p2_adx ge64_p1p1_to_p3_adx"
 funcs="$funcs ge64_p2_dbl_adx ge64_madd_adx ge64_msub_adx ge64_add_adx ge64_sub_adx"
 echo "1..4"
 
@@ -51,8 +52,15 @@ if [ "$loopjumps" != 2 ] || [ "$loopok" != "je jne " ]; then
 	jumps="$jumps
 fe64_sq_n_adx: expected exactly je and jne, found: $loopok"
 fi
+# fe64_ladder_bits_adx: its loop on the public step count n is one jne.
+bitsok=$(printf '%s\n' "$jumps" | grep '^fe64_ladder_bits_adx	' | awk -F'\t' '{ split($2, w, /[ \t]+/); print w[1] }' | tr '\n' ' ')
+jumps=$(printf '%s\n' "$jumps" | grep -v '^fe64_ladder_bits_adx	' || true)
+if [ "$bitsok" != "jne " ]; then
+	jumps="$jumps
+fe64_ladder_bits_adx: expected exactly one jne, found: $bitsok"
+fi
 if [ -z "$jumps" ]; then
-	echo "ok 3 - no jump, loop or call in the assembly routines (but fe64_sq_n_adx's public-count loop)"
+	echo "ok 3 - no jump, loop or call in the assembly routines (but the public-count loops of fe64_sq_n_adx and fe64_ladder_bits_adx)"
 else
 	echo "not ok 3 - jumps found:"
 	printf '%s\n' "$jumps" | sed 's/^/# /'

@@ -278,6 +278,44 @@ static void test_ladder_step(void **state)
 	}
 }
 
+/* fe64_ladder_bits_adx (the whole loop in assembly) against
+ * fe64_ladder_bits_generic: x1, x2, z2, x3, z3 limb for limb and the swap
+ * owed, for every count 1..64, random and extreme words (all ones, 0,
+ * alternating bits) and both incoming swaps, on random and special states. */
+static void test_ladder_bits(void **state)
+{
+	(void)state;
+	require_adx();
+	static const uint64_t words[] = { 0, UINT64_MAX, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555,
+	                                  0x8000000000000000, 1 };
+	fe64_ladder s1, s2;
+	for (int n = 0; n < 3000; n++) {
+		fe64 *fields = &s1.x1;
+		for (int i = 0; i < 15; i++) {
+			if (n < 300)
+				memcpy(fields[i].v, special[rnd() % N_SPECIAL], 32);
+			else
+				rnd_fe64(fields[i].v);
+		}
+		s2 = s1;
+		uint64_t w = n % 3 == 0 ? words[rnd() % (sizeof words / sizeof words[0])] : rnd();
+		uint64_t count = 1 + (uint64_t)n % 64;
+		uint64_t swap = rnd() & 1;
+		uint64_t r1 = fe64_ladder_bits_generic(&s1, w, count, swap);
+		uint64_t r2 = fe64_ladder_bits_adx(&s2, w, count, swap);
+		/* x1, x2, z2, x3, z3: the first five fields */
+		if (r1 != r2 || memcmp(&s1, &s2, 5 * sizeof(fe64)) != 0) {
+			for (int i = 0; i < 5; i++)
+				if (memcmp(&(&s1.x1)[i], &(&s2.x1)[i], 32) != 0)
+					print_message("# field %d differs\n", i);
+			fail_msg("fe64_ladder_bits_adx != fe64_ladder_bits_generic (n = %d, count %llu, "
+			         "swap %llu: returned %llu, %llu)",
+			         n, (unsigned long long)count, (unsigned long long)swap,
+			         (unsigned long long)r1, (unsigned long long)r2);
+		}
+	}
+}
+
 static void test_ladders(void **state)
 {
 	(void)state;
@@ -571,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_mul_sq_random),
 		cmocka_unit_test(test_generic_vs_fe51),
 		cmocka_unit_test(test_ladder_step),
+		cmocka_unit_test(test_ladder_bits),
 		cmocka_unit_test(test_ladders),
 		cmocka_unit_test(test_ge64_routines),
 		cmocka_unit_test(test_ge64_double_scalarmult),

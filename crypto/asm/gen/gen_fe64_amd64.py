@@ -346,6 +346,117 @@ def gen_ladder_step(o):
     epilogue(o, name)
 
 
+def addsub_body(o, hs, hd, f, g):
+    """hs = f + g, hd = f - g (mod p), as fe64_add and fe64_sub (the same
+    limbs as add_body then sub_body), f and g loaded once: uses rax, rbx,
+    r8..r15."""
+    o.note("(s, c) = f + g and (d, b) = f - g, from one load of f")
+    for i in range(4):
+        o.ins("mov", T[i] + ", " + f(i))
+    for i in range(4):
+        o.ins("mov", T[4 + i] + ", " + T[i])
+    o.ins("add", "r8, " + g(0))
+    for i in range(1, 4):
+        o.ins("adc", T[i] + ", " + g(i))
+    o.ins("sbb", "rax, rax", comment="rax = -c")
+    o.ins("sub", "r12, " + g(0))
+    for i in range(1, 4):
+        o.ins("sbb", T[4 + i] + ", " + g(i))
+    o.ins("sbb", "rbx, rbx", comment="rbx = -b")
+    o.note("s = s + 38 c, carry c'; s0 + 38 c' (as add_body)")
+    o.ins("and", "rax, 38", comment="rax = 38 c")
+    o.ins("add", "r8, rax")
+    for i in range(1, 4):
+        o.ins("adc", T[i] + ", 0")
+    o.ins("sbb", "rax, rax", comment="rax = -c'")
+    o.ins("and", "rax, 38", comment="rax = 38 c'")
+    o.ins("add", "r8, rax")
+    for i in range(4):
+        o.ins("mov", hs(i) + ", " + T[i])
+    o.note("d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body)")
+    o.ins("and", "rbx, 38", comment="rbx = 38 b")
+    o.ins("sub", "r12, rbx")
+    for i in range(1, 4):
+        o.ins("sbb", T[4 + i] + ", 0")
+    o.ins("sbb", "rbx, rbx", comment="rbx = -b'")
+    o.ins("and", "rbx, 38", comment="rbx = 38 b'")
+    o.ins("sub", "r12, rbx")
+    for i in range(4):
+        o.ins("mov", hd(i) + ", " + T[4 + i])
+
+
+def gen_ladder_bits(o):
+    name = "fe64_ladder_bits_adx"
+    o.note("uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n,")
+    o.note("                              uint64_t swap);")
+    o.note("n >= 1 (public) steps of the RFC 7748 ladder, each a conditional swap")
+    o.note("then the step of fe64_ladder_step_adx, in one loop, for the bits")
+    o.note("63, 62, ..., 64 - n of w (the scalar's bits, secret), with the lazy")
+    o.note("swap of RFC 7748: swap ^= bit; cswap(swap); swap = bit. Returns the")
+    o.note("last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as n")
+    o.note("rounds of fe64_cswap + fe64_ladder_step_generic (fe64_ladder_bits_generic);")
+    o.note("the temporaries of st get other values. The loop count is public: the")
+    o.note("one jne is allowed by check-asm.sh for this name. rdi = st, rsi = w,")
+    o.note("rdx = n (moved to rcx), rcx = swap (kept below rsp, the red zone).")
+    prologue(o, name)
+    F = {n: arg("rdi", 32 * i) for i, n in enumerate(LADDER_FIELDS)}
+    SWAP = "qword ptr [rsp - 8]"
+    o.ins("mov", SWAP + ", rcx", comment="swap (0 or 1)")
+    o.ins("mov", "rcx, rdx", comment="n")
+    o.lines.append("1:")
+    o.note("bit = w >> 63; w <<= 1; mask = -(swap ^ bit); swap = bit")
+    o.ins("mov", "rax, rsi")
+    o.ins("shr", "rax, 63", comment="bit")
+    o.ins("add", "rsi, rsi", comment="w <<= 1")
+    o.ins("mov", "rbx, " + SWAP)
+    o.ins("mov", SWAP + ", rax", comment="swap = bit")
+    o.ins("xor", "rbx, rax")
+    o.ins("neg", "rbx", comment="mask: all ones or 0")
+    for p, q in (("x2", "x3"), ("z2", "z3")):
+        o.note("(%s, %s) = mask ? (%s, %s) : (%s, %s), limb by limb: "
+               "x = mask & (%s ^ %s)" % (p, q, q, p, p, q, p, q))
+        for i in range(4):
+            o.ins("mov", "r8, " + F[p](i))
+            o.ins("mov", "r9, " + F[q](i))
+            o.ins("mov", "r10, r8")
+            o.ins("xor", "r10, r9")
+            o.ins("and", "r10, rbx")
+            o.ins("xor", "r8, r10")
+            o.ins("xor", "r9, r10")
+            o.ins("mov", F[p](i) + ", r8")
+            o.ins("mov", F[q](i) + ", r9")
+    # The step of gen_ladder_step, with the same arithmetic (hence the same
+    # limbs), ordered so that independent products sit next to each other
+    # for the out-of-order core; DA - CB goes to the slot da, its square to cb.
+    steps = [
+        ("A = x2 + z2, B = x2 - z2", addsub_body, "a", "b", "x2", "z2"),
+        ("C = x3 + z3, D = x3 - z3", addsub_body, "c", "d", "x3", "z3"),
+        ("DA = D A", mul_body, "da", "d", "a"),
+        ("CB = C B", mul_body, "cb", "c", "b"),
+        ("AA = A^2", sq_body, "aa", "a"),
+        ("BB = B^2", sq_body, "bb", "b"),
+        ("t = DA + CB, da = DA - CB", addsub_body, "t", "da", "da", "cb"),
+        ("x3 = (DA + CB)^2", sq_body, "x3", "t"),
+        ("cb = (DA - CB)^2", sq_body, "cb", "da"),
+        ("E = AA - BB", sub_body, "e", "aa", "bb"),
+        ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
+        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "cb", "x1"),
+        ("t = 121666 E", mul121666_body, "t", "e"),
+        ("t = BB + 121666 E = AA + 121665 E", add_body, "t", "bb", "t"),
+        ("z2 = E (AA + a24 E)", mul_body, "z2", "t", "e"),
+    ]
+    for step in steps:
+        text, body, args = step[0], step[1], step[2:]
+        o.blank()
+        o.note("---- " + text + " ----")
+        body(o, *[F[a] for a in args])
+    o.blank()
+    o.ins("dec", "rcx")
+    o.ins("jnz", "1b", comment="public count")
+    o.ins("mov", "rax, " + SWAP, comment="the swap still owed")
+    epilogue(o, name)
+
+
 # Edwards points on fe64 (crypto/ge64.h): each structure is a run of fe64
 # fields of 32 bytes: p1p1 and p3 (X, Y, Z, T), p2 (X, Y, Z), precomp
 # (yplusx, yminusx, xy2d), cached (YplusX, YminusX, Z, T2d). The formulas
@@ -459,6 +570,7 @@ def generate():
     gen_sq(o)
     gen_sq_n(o)
     gen_ladder_step(o)
+    gen_ladder_bits(o)
     gen_ge_all(o)
     return HEADER + "\n" + "\n".join(o.lines) + "\nSIGIL_ASM_NOTES\n"
 
