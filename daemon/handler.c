@@ -503,19 +503,21 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 	case PROTO_METHOD_REKEY: {
 		/* keystore.c: Argon2id (a new passphrase) runs here, on the loop thread */
 		bool has = q->u.rekey.has_passphrase;
+		char why[PROTO_MESSAGE_MAX - 64];
 
 		r = keystore_rekey(&s->keystore, has ? q->u.rekey.passphrase.data : NULL,
-		                   has ? q->u.rekey.passphrase.len : 0);
-		audit_rq(c, NULL, NULL, "rekey", r == 0 ? "ok" : "error", r < 0 ? strerror(-r) : NULL);
+		                   has ? q->u.rekey.passphrase.len : 0, q->u.rekey.master_key_file, why, sizeof(why));
+		audit_rq(c, NULL, NULL, "rekey", r == 0 ? "ok" : "error",
+		         r < 0 ? strerror(-r) : r == KEYSTORE_E_INVALID ? why : NULL);
 		if (r == KEYSTORE_E_LOCKED)
 			reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
 		else if (r == KEYSTORE_E_NEED_PASSPHRASE)
-			reply_error(c, rq, PROTO_E_BAD_REQUEST, "the keys are sealed under a passphrase: give the new one");
+			reply_error(c, rq, PROTO_E_BAD_REQUEST, "the keys are sealed under a passphrase: give the new one "
+			            "(or a new master key file)");
 		else if (r == -EBUSY)
 			reply_error(c, rq, PROTO_E_BUSY, "a key is being generated; try again");
-		else if (r == -EOPNOTSUPP)
-			reply_error(c, rq, PROTO_E_DENIED, "the master key comes from %s: replace it there (docs/security.md)",
-			            seal_source_name(s->keystore.seal.src));
+		else if (r == KEYSTORE_E_INVALID)
+			reply_error(c, rq, PROTO_E_BAD_REQUEST, "%s", why);
 		else if (r)
 			reply_error(c, rq, PROTO_E_INTERNAL, "rekey failed (the old master key stays): %s",
 			            r < 0 ? strerror(-r) : "invalid");
