@@ -712,6 +712,85 @@ SIGIL_PUBLIC sigil_error sigil_client_key_list(sigil_client *c, sigil_key_info *
 	return SIGIL_EOK;
 }
 
+typedef struct KeyPolicyList {
+	KeyList l;
+	sigil_key_policy *policies; /* one block: n policies, then the exes strings */
+} KeyPolicyList;
+
+/* the libsigil form of a key's policy; its exes point into *strp */
+static void policy_from_proto(sigil_key_policy *p, const ProtoKeyPolicy *in, char **strp)
+{
+	memset(p, 0, sizeof(*p));
+	if (!in || !in->set)
+		return;
+	p->allow_sign = (in->ops & PROTO_OP_SIGN) != 0;
+	p->allow_dh = (in->ops & PROTO_OP_DH) != 0;
+	p->expires = in->expires;
+	p->n_uids = in->n_uids < SIGIL_POLICY_IDS_MAX ? in->n_uids : SIGIL_POLICY_IDS_MAX;
+	memcpy(p->uids, in->uids, p->n_uids * sizeof(p->uids[0]));
+	p->n_gids = in->n_gids < SIGIL_POLICY_IDS_MAX ? in->n_gids : SIGIL_POLICY_IDS_MAX;
+	memcpy(p->gids, in->gids, p->n_gids * sizeof(p->gids[0]));
+	p->n_exes = in->n_exes < SIGIL_POLICY_EXES_MAX ? in->n_exes : SIGIL_POLICY_EXES_MAX;
+	for (size_t i = 0; i < p->n_exes; i++) {
+		size_t l = strlen(in->exes[i]) + 1;
+
+		memcpy(*strp, in->exes[i], l);
+		p->exes[i] = *strp;
+		*strp += l;
+	}
+	p->max_signs = in->max_signs;
+	p->rate = in->rate;
+}
+
+static void take_key_policy_list(void *out, const ProtoResponse *r)
+{
+	KeyPolicyList *pl = out;
+	size_t n = r->u.key_list.n_keys, strs = 0;
+	char *str;
+
+	take_key_list(&pl->l, r);
+	if (pl->l.nomem || n == 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const ProtoKeyPolicy *p = r->u.key_list.keys[i].policy;
+
+		for (size_t j = 0; p && j < p->n_exes; j++)
+			strs += strlen(p->exes[j]) + 1;
+	}
+	pl->policies = calloc(1, n * sizeof(sigil_key_policy) + strs);
+	if (!pl->policies) {
+		pl->l.nomem = true;
+		return;
+	}
+	str = (char *)(pl->policies + n);
+	for (size_t i = 0; i < n; i++)
+		policy_from_proto(&pl->policies[i], r->u.key_list.keys[i].policy, &str);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_list_policies(sigil_client *c, sigil_key_info **keysp,
+                                                        sigil_key_policy **policiesp, size_t *np)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_LIST };
+	KeyPolicyList pl = { { NULL, 0, false }, NULL };
+	sigil_error e;
+
+	*keysp = NULL;
+	*policiesp = NULL;
+	*np = 0;
+	e = call(c, &req, take_key_policy_list, &pl);
+	if (e == SIGIL_EOK && pl.l.nomem)
+		e = set_err(c, SIGIL_ENOMEM, "out of memory");
+	if (e) {
+		free(pl.l.keys);
+		free(pl.policies);
+		return e;
+	}
+	*keysp = pl.l.keys;
+	*policiesp = pl.policies;
+	*np = pl.l.n;
+	return SIGIL_EOK;
+}
+
 SIGIL_PUBLIC sigil_error sigil_client_key_public(sigil_client *c, sigil_key_info *out,
                                                  const char *label)
 {
@@ -977,6 +1056,17 @@ SIGIL_PUBLIC sigil_error sigil_client_rekey(sigil_client *c, const char *new_pas
 		return set_err(c, SIGIL_EINVAL, "passphrase longer than %d bytes", PROTO_PASSPHRASE_MAX);
 	req.u.rekey.has_passphrase = new_passphrase != NULL;
 	req.u.rekey.passphrase = pp;
+	return call(c, &req, take_rekey, keysp);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_rekey_file(sigil_client *c, const char *new_master_key_file, uint64_t *keysp)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_REKEY };
+
+	if (!new_master_key_file || new_master_key_file[0] != '/' || strlen(new_master_key_file) >= PROTO_PATH_MAX)
+		return set_err(c, SIGIL_EINVAL, "the new master key file must be an absolute path under %d bytes",
+		               PROTO_PATH_MAX);
+	req.u.rekey.master_key_file = new_master_key_file;
 	return call(c, &req, take_rekey, keysp);
 }
 

@@ -65,6 +65,7 @@ enum {
 	OPT_PEER,
 	OPT_PEER_FILE,
 	OPT_PASSFILE,
+	OPT_NEW_MASTER_KEY,
 	OPT_ALLOW_OP,
 	OPT_EXPIRES,
 	OPT_ALLOW_UID,
@@ -306,7 +307,78 @@ static const char *key_type_name(sigil_key_type t)
 	return t == SIGIL_KEY_X25519 ? "x25519" : "ed25519";
 }
 
-static void print_key(const sigil_key_info *k, bool first)
+static bool policy_empty(const sigil_key_policy *p)
+{
+	return !p || (!p->allow_sign && !p->allow_dh && !p->expires && !p->n_uids && !p->n_gids && !p->n_exes &&
+	              !p->max_signs && !p->rate);
+}
+
+/* the rules of a policy: JSON members, or "name=value" words */
+static void print_policy(const sigil_key_policy *p)
+{
+	const char *sep = opts.json ? "," : " ";
+
+	if (opts.json)
+		fputs(",\"policy\":{\"ops\":[", stdout);
+	else
+		fputs("  policy: ops=", stdout);
+	if (!p->allow_sign && !p->allow_dh)
+		fputs(opts.json ? "" : "(the type's)", stdout);
+	else if (opts.json)
+		printf("%s%s%s", p->allow_sign ? "\"sign\"" : "", p->allow_sign && p->allow_dh ? "," : "",
+		       p->allow_dh ? "\"dh\"" : "");
+	else
+		printf("%s%s%s", p->allow_sign ? "sign" : "", p->allow_sign && p->allow_dh ? "," : "",
+		       p->allow_dh ? "dh" : "");
+	if (opts.json)
+		putchar(']');
+	if (p->expires) {
+		if (opts.json) {
+			printf(",\"expires\":%" PRId64, p->expires);
+		} else {
+			char when[32] = "?";
+			time_t t = (time_t)p->expires;
+			struct tm tm;
+
+			if (gmtime_r(&t, &tm))
+				strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			printf(" expires=%s", when);
+		}
+	}
+	for (int g = 0; g < 2; g++) {
+		const uint32_t *ids = g ? p->gids : p->uids;
+		size_t n = g ? p->n_gids : p->n_uids;
+
+		if (!n)
+			continue;
+		printf(opts.json ? ",\"%s\":[" : " %s=", g ? "gids" : "uids");
+		for (size_t i = 0; i < n; i++)
+			printf("%s%u", i ? "," : "", (unsigned)ids[i]);
+		if (opts.json)
+			putchar(']');
+	}
+	if (p->n_exes) {
+		fputs(opts.json ? ",\"exes\":[" : " exes=", stdout);
+		for (size_t i = 0; i < p->n_exes; i++) {
+			if (i)
+				putchar(',');
+			if (opts.json)
+				json_str(p->exes[i]);
+			else
+				fputs(p->exes[i], stdout);
+		}
+		if (opts.json)
+			putchar(']');
+	}
+	if (p->max_signs)
+		printf(opts.json ? "%s\"max_signs\":%" PRIu64 : "%smax_signs=%" PRIu64, sep, p->max_signs);
+	if (p->rate)
+		printf(opts.json ? "%s\"rate\":%u" : "%srate=%u/min", sep, (unsigned)p->rate);
+	fputs(opts.json ? "}" : "\n", stdout);
+}
+
+/* one key; pol: its policy, printed when it has rules (NULL: none) */
+static void print_key(const sigil_key_info *k, bool first, const sigil_key_policy *pol)
 {
 	char hex[65];
 
@@ -322,13 +394,17 @@ static void print_key(const sigil_key_info *k, bool first)
 		json_hex(k->public_key, 32);
 		fputs(",\"fingerprint\":", stdout);
 		json_str(k->fingerprint);
-		printf(",\"exportable\":%s,\"created\":%" PRId64 "}", k->exportable ? "true" : "false",
-		       k->created);
+		printf(",\"exportable\":%s,\"created\":%" PRId64, k->exportable ? "true" : "false", k->created);
+		if (!policy_empty(pol))
+			print_policy(pol);
+		putchar('}');
 		return;
 	}
 	format_hex_encode(hex, k->public_key, 32);
 	printf("%-20s %-8s %s %s\n", k->label, key_type_name(k->type), hex,
 	       k->fingerprint[0] ? k->fingerprint : "-");
+	if (!policy_empty(pol))
+		print_policy(pol);
 }
 
 /* ---- help ---- */
@@ -411,7 +487,7 @@ static int parse_key_type(const char *s, sigil_key_type *t)
 
 static void print_one_key(const sigil_key_info *k)
 {
-	print_key(k, true);
+	print_key(k, true, NULL);
 	if (opts.json)
 		putchar('\n');
 }
@@ -650,6 +726,7 @@ static int common_only(int argc, char **argv, int nargs, const char *usage)
 static int cmd_list(int argc, char **argv)
 {
 	sigil_key_info *keys;
+	sigil_key_policy *pols;
 	sigil_client *cl;
 	sigil_error e;
 	size_t n;
@@ -659,7 +736,7 @@ static int cmd_list(int argc, char **argv)
 		return ex;
 	if ((ex = open_client(&cl)))
 		return ex;
-	e = sigil_client_key_list(cl, &keys, &n);
+	e = sigil_client_key_list_policies(cl, &keys, &pols, &n);
 	if (e) {
 		ex = fail(cl, e, "list");
 	} else {
@@ -668,10 +745,11 @@ static int cmd_list(int argc, char **argv)
 			fputs("\"keys\":[", stdout);
 		}
 		for (size_t i = 0; i < n; i++)
-			print_key(&keys[i], i == 0);
+			print_key(&keys[i], i == 0, &pols[i]);
 		if (opts.json)
 			fputs("]}\n", stdout);
 		free(keys);
+		free(pols);
 	}
 	sigil_client_free(cl);
 	return ex;
@@ -1635,12 +1713,14 @@ static char *read_passphrase(const char *path)
  * --ask, no operands. Returns -1 to go on, with *pass the passphrase read
  * (sodium_malloc'd) or NULL when neither option was given; otherwise the
  * exit status. what names the passphrase in the error message. */
-static int passphrase_opts(int argc, char **argv, const char *cmd, const char *what, char **pass)
+static int passphrase_opts(int argc, char **argv, const char *cmd, const char *what, char **pass,
+                           const char **keyfile)
 {
 	static const struct option lo[] = {
 		COMMON_LONGOPTS,
 		{ "passphrase-file", required_argument, NULL, OPT_PASSFILE },
 		{ "ask", no_argument, NULL, 'a' },
+		{ "new-master-key-file", required_argument, NULL, OPT_NEW_MASTER_KEY },
 		{ 0 },
 	};
 	const char *passfile = NULL;
@@ -1655,9 +1735,16 @@ static int passphrase_opts(int argc, char **argv, const char *cmd, const char *w
 			passfile = optarg;
 		if (c == 'a')
 			ask = true;
+		if (c == OPT_NEW_MASTER_KEY) {
+			if (!keyfile)
+				return usage_error("%s has no option --new-master-key-file", cmd);
+			*keyfile = optarg;
+		}
 	}
 	if (argc != optind)
 		return usage_error("%s takes no arguments", cmd);
+	if (keyfile && *keyfile && (passfile || ask))
+		return usage_error("give a new passphrase or --new-master-key-file, not both");
 	if (passfile || ask) {
 		*pass = read_passphrase(passfile);
 		if (!*pass) {
@@ -1673,7 +1760,7 @@ static int cmd_lock_unlock(int argc, char **argv, bool lock)
 	char *pass;
 	sigil_client *cl;
 	sigil_error e;
-	int ex = passphrase_opts(argc, argv, lock ? "lock" : "unlock", "passphrase", &pass);
+	int ex = passphrase_opts(argc, argv, lock ? "lock" : "unlock", "passphrase", &pass, NULL);
 
 	if (ex >= 0)
 		return ex;
@@ -1700,14 +1787,25 @@ static int cmd_rekey(int argc, char **argv)
 	uint64_t n = 0;
 	sigil_client *cl;
 	sigil_error e;
-	int ex = passphrase_opts(argc, argv, "rekey", "new passphrase", &pass);
+	const char *keyfile = NULL;
+	char *abs = NULL;
+	int ex = passphrase_opts(argc, argv, "rekey", "new passphrase", &pass, &keyfile);
 
 	if (ex >= 0)
 		return ex;
 	ex = 0;
+	if (keyfile) {
+		/* sigild reads it: an absolute path */
+		abs = realpath(keyfile, NULL);
+		if (!abs) {
+			err("cannot use the new master key file %s: %s", keyfile, strerror(errno));
+			ex = EXIT_USAGE;
+			goto out;
+		}
+	}
 	if ((ex = open_client(&cl)))
 		goto out;
-	e = sigil_client_rekey(cl, pass, &n);
+	e = abs ? sigil_client_rekey_file(cl, abs, &n) : sigil_client_rekey(cl, pass, &n);
 	if (e)
 		ex = fail(cl, e, "rekey");
 	else if (opts.json) {
@@ -1715,9 +1813,13 @@ static int cmd_rekey(int argc, char **argv)
 		printf("\"rekeyed\":%" PRIu64 "}\n", n);
 	}
 	else
-		printf("%" PRIu64 " keys re-sealed under the new master key\n", n);
+		printf("%" PRIu64 " keys re-sealed under the new master key%s%s%s\n", n,
+		       abs ? " in " : pass ? " (the new passphrase)" : "", abs ? abs : "",
+		       abs ? "\nPoint sigild at it (master_key_file, --master-key-file or the credential master-key)"
+		             " before its next start" : "");
 	sigil_client_free(cl);
 out:
+	free(abs);
 	if (pass)
 		sodium_free(pass); /* wipes */
 	return ex;
@@ -1877,7 +1979,8 @@ static const Cmd cmds[] = {
 	  "digits, 32 raw bytes, an unencrypted OpenSSH ed25519 private key (ssh-keygen -N ''),\n"
 	  "minisign secret key (minisign -G -W) or signify secret key (signify -G -n).\n"
 	  "x25519 keys take a hex or raw scalar.\n" },
-	{ "list", cmd_list, "Usage: sigil list\nList the keys in sigild: label, type, public key, fingerprint.\n" },
+	{ "list", cmd_list, "Usage: sigil list\nList the keys in sigild: label, type, public key, fingerprint, and below a key\n"
+	  "with a policy its rules (ops, expires, uids, gids, exes, max_signs, rate).\n" },
 	{ "pubkey", cmd_pubkey,
 	  "Usage: sigil pubkey [--format FORMAT] [-o FILE] [--principal P] [-n NAMESPACE] LABEL\n"
 	  "Export a public key. FORMAT is one of:\n"
@@ -1934,9 +2037,12 @@ static const Cmd cmds[] = {
 	  "Usage: sigil unlock [--passphrase-file FILE|- | --ask]\n"
 	  "Unlock sigild, with the passphrase from FILE (- for stdin) or asked on the terminal.\n" },
 	{ "rekey", cmd_rekey,
-	  "Usage: sigil rekey [--passphrase-file FILE|- | --ask]\n"
-	  "Re-seal every key under a new master key: the new passphrase (when sigild seals under\n"
-	  "a passphrase), else a new generated master key. Crash-safe: an interrupted rekey is\n"
+	  "Usage: sigil rekey [--passphrase-file FILE|- | --ask | --new-master-key-file FILE]\n"
+	  "Re-seal every key under a new master key: a new passphrase (sigild then seals under a\n"
+	  "passphrase and starts locked), the key in FILE (32 bytes or 64 hex digits, mode 0600;\n"
+	  "sigild reads it), or with neither a new generated master key (when the current one is\n"
+	  "generated). From any master key source. After a rekey to a file or a passphrase, point\n"
+	  "sigild's configuration at it before the next start. Crash-safe: an interrupted rekey is\n"
 	  "settled at the next start or unlock (docs/security.md).\n" },
 	{ "export", cmd_export,
 	  "Usage: sigil export LABEL\n"

@@ -96,6 +96,25 @@ static int parse_ids(char *v, bool group, unsigned *ids, size_t *np)
 	return 0;
 }
 
+int config_parse_auto_lock(const char *s, unsigned long long *msp)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strcmp(s, "0") == 0) {
+		*msp = 0;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || v < 1 || v > 100000 || (*end && strcmp(end, "s") && strcmp(end, "m")))
+		return -1;
+	*msp = v * (strcmp(end, "s") == 0 ? 1000ULL : 60000ULL);
+	return 0;
+}
+
 int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 {
 	Config c = *out;
@@ -144,6 +163,8 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 		NUM("max_connections", max_connections, 1, 1u << 20)
 		NUM("idle_timeout_s", idle_timeout_s, 1, 86400)
 		NUM("shutdown_timeout_s", shutdown_timeout_s, 1, 3600)
+		NUM("pwhash_ops", pwhash_ops, 1, 1000)
+		NUM("pwhash_mem_kib", pwhash_mem_kib, 8, 4ull << 20)
 #undef NUM
 		if (strcmp(k, "allow_uids") == 0 || strcmp(k, "allow_gids") == 0) {
 			bool group = k[6] == 'g';
@@ -152,6 +173,38 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 			              group ? &c.n_allow_gids : &c.n_allow_uids) < 0) {
 				snprintf(errmsg, errmsg_len, "%s:%u: %s: unknown %s or more than %d entries",
 				         path, lineno, k, group ? "group" : "user", CONFIG_MAX_IDS);
+				r = CONFIG_E_INVALID;
+				break;
+			}
+			continue;
+		}
+		if (strcmp(k, "passphrase") == 0 || strcmp(k, "ephemeral") == 0) {
+			if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+				snprintf(errmsg, errmsg_len, "%s:%u: %s must be yes or no", path, lineno, k);
+				r = CONFIG_E_INVALID;
+				break;
+			}
+			*(k[0] == 'p' ? &c.passphrase : &c.ephemeral) = v[0] == 'y';
+			continue;
+		}
+		if (strcmp(k, "master_key_file") == 0 || strcmp(k, "audit_file") == 0) {
+			char *dst = k[0] == 'm' ? c.master_key_file : c.audit_file;
+
+			if (*v && (v[0] != '/' || strlen(v) >= sizeof(c.audit_file))) {
+				snprintf(errmsg, errmsg_len, "%s:%u: %s must be an absolute path shorter than %zu bytes",
+				         path, lineno, k, sizeof(c.audit_file));
+				r = CONFIG_E_INVALID;
+				break;
+			}
+			memcpy(dst, v, strlen(v) + 1);
+			continue;
+		}
+		if (strcmp(k, "auto_lock") == 0) {
+			int ms = config_parse_auto_lock(v, &c.auto_lock_ms);
+
+			if (ms < 0) {
+				snprintf(errmsg, errmsg_len, "%s:%u: auto_lock takes N minutes, Nm or Ns (1 to 100000), "
+				         "or 0 (never)", path, lineno);
 				r = CONFIG_E_INVALID;
 				break;
 			}

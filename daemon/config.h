@@ -27,12 +27,25 @@ typedef struct Config {
 	unsigned shutdown_timeout_s;
 	char ssh_agent_confirm_program[256]; /* absolute path; empty: confirm constraints refused */
 	bool ssh_agent_persist;         /* keys added through the agent get a key file */
+	/* keys at rest (docs/security.md); the command line options of the
+	 * same names win over these */
+	char master_key_file[4096];     /* empty: none */
+	bool passphrase;                /* seal under a passphrase (start locked) */
+	bool ephemeral;                 /* keys in memory only */
+	unsigned long long pwhash_ops;  /* 0: the default */
+	unsigned long long pwhash_mem_kib; /* 0: the default */
+	char audit_file[4096];          /* empty: none */
+	unsigned long long auto_lock_ms; /* 0: never */
 } Config;
 
 enum {
 	_CONFIG_E_SUCCESS,
 	CONFIG_E_INVALID, /* a line could not be parsed; errmsg says which */
 };
+
+/* "N" (minutes), "Nm" or "Ns", 1 to 100000, or "0" (never) into
+ * milliseconds. Return: 0 or -1 */
+int config_parse_auto_lock(const char *s, unsigned long long *msp);
 
 /* the defaults (docs/protocol.md, packaging/sigil.conf.example) */
 void config_init(Config *c);

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -131,6 +132,98 @@ static void keystore_drop(Keystore *ks, Key *key)
 	}
 }
 
+/*
+ * The sign count of a key with a max_signs rule survives restarts:
+ * keys/<label>.uses holds it (8 bytes, big-endian) and the key's public key
+ * (32 bytes, so a file left by a deleted key of the same label is not
+ * taken). policy_check() calls uses_persist() with the new count before it
+ * allows an operation: a write of the count in place and fdatasync. A
+ * missing or foreign file makes the key count as used up (an error is
+ * logged): the count can only be too high, never too low.
+ */
+#define USES_SUFFIX ".uses"
+#define USES_LEN 40
+
+static void uses_name(char name[PROTO_LABEL_MAX + 8], const char *label)
+{
+	snprintf(name, PROTO_LABEL_MAX + 8, "%s" USES_SUFFIX, label);
+}
+
+static int uses_persist(void *ctx, const PolicyUse *use, uint64_t signs)
+{
+	Keystore *ks = ctx;
+	const Key *key = (const Key *)((const char *)use - offsetof(Key, use));
+	char name[PROTO_LABEL_MAX + 8];
+	uint8_t buf[8];
+	int fd, r = 0;
+
+	uses_name(name, key->info.label);
+	for (int i = 0; i < 8; i++)
+		buf[i] = (uint8_t)(signs >> (56 - 8 * i));
+	fd = openat(ks->dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		r = errno ? -errno : -EIO;
+	else if (fdatasync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r < 0)
+		log_err("cannot record the sign count of key '%s' in keys/%s: %s; the key is refused until it can",
+		        key->info.label, name, strerror(-r));
+	return r;
+}
+
+static void uses_attach(Keystore *ks, Key *key)
+{
+	if (ks->dirfd < 0 || !key->policy.set || !key->policy.max_signs)
+		return;
+	key->use.persist = uses_persist;
+	key->use.ctx = ks;
+	key->use.self = &key->use;
+}
+
+/* a new key with a max_signs rule: its count file, 0 (worker thread) */
+static int uses_create(Keystore *ks, const Key *key)
+{
+	char name[PROTO_LABEL_MAX + 8];
+	uint8_t buf[USES_LEN] = { 0 };
+
+	if (ks->dirfd < 0 || !key->policy.set || !key->policy.max_signs)
+		return 0;
+	uses_name(name, key->info.label);
+	memcpy(buf + 8, key->info.public_key, 32);
+	return seal_write_file(ks->dirfd, name, buf, sizeof(buf));
+}
+
+/* the count of a key read from disk (loop thread) */
+static void uses_load(Keystore *ks, Key *key)
+{
+	char name[PROTO_LABEL_MAX + 8];
+	uint8_t buf[USES_LEN + 1];
+	ssize_t n = -1;
+	int fd;
+
+	if (ks->dirfd < 0 || !key->policy.set || !key->policy.max_signs)
+		return;
+	uses_name(name, key->info.label);
+	fd = openat(ks->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		n = pread(fd, buf, sizeof(buf), 0);
+		close(fd);
+	}
+	if (n == USES_LEN && memcmp(buf + 8, key->info.public_key, 32) == 0) {
+		key->use.signs = 0;
+		for (int i = 0; i < 8; i++)
+			key->use.signs = (key->use.signs << 8) | buf[i];
+	} else {
+		log_err("key '%s' has a max_signs rule and keys/%s is %s: its uses are unknown, so it counts as used "
+		        "up", key->info.label, name, fd < 0 ? "missing" : "not its count file");
+		key->use.signs = key->policy.max_signs;
+	}
+	uses_attach(ks, key);
+}
+
 /* public key, expanded key, fingerprint from secret->seed */
 static void key_derive(Key *key)
 {
@@ -217,44 +310,24 @@ static int key_open(Keystore *ks, Key *key, const char *name)
 }
 
 /*
- * rekey_recover() - settle a rekey that a crash interrupted (seal.h), with
- * the old key O unlocked and rekey.pending holding N. Generated master key:
- * re-seal under N every file still under O and commit N (roll forward).
- * Passphrase: the old passphrase was just given, so re-seal under O every
- * file already under N and drop the new parameters (roll back: a rekey that
- * was never acknowledged did not happen). Loop thread, before any key is
- * opened.
+ * reseal_dir() - re-seal under @to every key file in keys/ that opens under
+ * @from (format 2). *failedp: how many opened but could not be written.
+ * Return: how many were re-sealed, or -ENOMEM.
  */
-static int rekey_recover(Keystore *ks)
+static long reseal_dir(Keystore *ks, const uint8_t *from, const uint8_t *to, size_t *failedp)
 {
-	uint8_t *n = NULL;
-	uint8_t *seed;
-	size_t moved = 0;
-	bool back = ks->seal.src == SEAL_SRC_PASSPHRASE, all_moved = true;
+	uint8_t *seed = secmem_alloc(32);
+	long moved = 0;
 	DIR *d;
 	struct dirent *de;
-	int fd, r;
+	int fd = dup(ks->dirfd);
 
-	r = seal_rekey_pending(&ks->seal, &n);
-	if (r == 0 && !n)
-		return 0;
-	if (r == SEAL_E_WRONG) {
-		/* N was committed (the current key is N), or the file is junk */
-		log_info("removing %s: the rekey it records was committed", SEAL_REKEY_FILE);
-		if (unlinkat(ks->statefd, SEAL_REKEY_FILE, 0) < 0)
-			return -errno;
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	seed = secmem_alloc(32);
-	fd = dup(ks->dirfd);
+	*failedp = 0;
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!seed || !d) {
 		if (fd >= 0 && !d)
 			close(fd);
 		secmem_free(seed);
-		mk_free(n);
 		return -ENOMEM;
 	}
 	rewinddir(d); /* the dup shares its offset with dirfd */
@@ -264,60 +337,150 @@ static int rekey_recover(Keystore *ks)
 
 		if (l <= 4 || strcmp(de->d_name + l - 4, KEYFILE_SUFFIX) != 0)
 			continue; /* temporaries end in .key.tmp */
-		if (back) {
-			if (keyfile_read_sealed(ks->dirfd, de->d_name, n, &meta, seed) != 0)
-				continue; /* under O already, or refused later with a message */
-			if (meta.version == 2 && keyfile_write_sealed(ks->dirfd, &meta, ks->seal.mk, seed) == 0)
-				moved++;
-			else
-				all_moved = false;
-			continue;
-		}
-		if (keyfile_read_sealed(ks->dirfd, de->d_name, ks->seal.mk, &meta, seed) != 0)
-			continue; /* already under N, or refused later with a message */
-		if (meta.version == 2 && keyfile_write_sealed(ks->dirfd, &meta, n, seed) == 0)
+		if (keyfile_read_sealed(ks->dirfd, de->d_name, from, &meta, seed) != 0 || meta.version != 2)
+			continue; /* under @to already, or refused later with a message */
+		if (keyfile_write_sealed(ks->dirfd, &meta, to, seed) == 0)
 			moved++;
+		else
+			(*failedp)++;
 	}
 	closedir(d);
 	secmem_free(seed);
-	if (back) {
-		mk_free(n);
-		if (!all_moved) {
-			log_err("cannot roll back the interrupted rekey: some key files stay under the new passphrase");
-			return 0;
-		}
-		if ((unlinkat(ks->statefd, SEAL_PARAMS_FILE ".new", 0) < 0 && errno != ENOENT) ||
-		    unlinkat(ks->statefd, SEAL_REKEY_FILE, 0) < 0 || fsync(ks->statefd) < 0)
-			return -errno;
-		log_warn("rolled back an interrupted rekey: %zu key files re-sealed under the old passphrase", moved);
-		return 0;
-	}
-	r = seal_rekey_commit(&ks->seal, n);
-	if (r < 0) {
-		mk_free(n);
-		log_err("cannot finish the interrupted rekey: %s", strerror(-r));
-		return r;
-	}
-	log_warn("finished an interrupted rekey: %zu key files re-sealed under the new master key", moved);
-	return 0;
+	return moved;
 }
 
-int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len)
+/* what the admin must do after a rekey to another kind of master key */
+static void rekey_advice(const Seal *s, SealSource configured)
 {
-	uint8_t *n = NULL;
+	if (s->src == SEAL_SRC_FILE && configured != SEAL_SRC_FILE)
+		log_warn("the keys are now sealed under the master key file %s: set master_key_file (or "
+		         "--master-key-file, or the credential master-key) to it before the next start", s->path);
+	else if (s->src == SEAL_SRC_FILE)
+		log_warn("the keys are now sealed under the master key file %s: point master_key_file / "
+		         "--master-key-file / LoadCredentialEncrypted= at it before the next start", s->path);
+	else if (s->src == SEAL_SRC_PASSPHRASE && configured != SEAL_SRC_PASSPHRASE)
+		log_warn("the keys are now sealed under a passphrase: drop master_key_file / --master-key-file and "
+		         "the credential master-key before the next start; sigild then starts locked");
+}
+
+/*
+ * rekey_recover() - settle a rekey that a crash interrupted (seal.h), with
+ * the current master key unlocked, before any key is opened (loop thread);
+ * without one, check the current key against master.check.
+ * - rekey.pending opens under the current key (it is the old key O): if
+ *   master.check opens under N the rekey was committed: re-seal the rest
+ *   under N and finish it (roll forward; the seal takes N). If not: a new
+ *   generated key rolls forward as well (nobody has to learn it); a new
+ *   passphrase or key file rolls back (a rekey that was never acknowledged
+ *   did not happen): files under N are re-sealed under O.
+ * - it does not open, and master.check opens under the current key (it is
+ *   N): the rekey was committed; tidy up.
+ * - neither: the key is wrong. Nothing is touched; SEAL_E_WRONG with an
+ *   error logged. (A record of an older sigild, format 1, without
+ *   master.check: that sigild committed before it removed the record.)
+ * Return: 0, SEAL_E_WRONG, SEAL_E_INVALID, or -errno.
+ */
+static int rekey_recover(Keystore *ks)
+{
+	Seal *s = &ks->seal;
+	SealSource configured = s->src;
+	SealRekey rk;
+	SealPending st;
+	size_t failed = 0;
+	long moved;
+	int r, c;
+
+	r = seal_rekey_pending(s, &rk, &st);
+	if (r)
+		return r;
+	if (st == SEAL_PENDING_NONE)
+		return seal_check(s);
+	if (st != SEAL_PENDING_OPEN) {
+		SealRekey done = { 0 };
+
+		c = seal_rekey_committed(s, s->mk, &done);
+		if (c < 0)
+			return c;
+		if (c == 0) {
+			r = seal_check(s);
+			if (r)
+				return r;
+			if (st == SEAL_PENDING_FOREIGN) {
+				log_err("an interrupted rekey (%s) is not finished and this master key (%s) is not its old "
+				        "one: start or unlock sigild with the old master key or passphrase, which rolls "
+				        "the rekey back; nothing was changed", SEAL_REKEY_FILE, seal_source_name(s->src));
+				return SEAL_E_WRONG;
+			}
+		}
+		/* (the current key is N: nothing to re-seal) */
+		r = c ? seal_rekey_finish(s, &done, false) : (unlinkat(ks->statefd, SEAL_REKEY_FILE, 0) < 0 ? -errno : 0);
+		seal_rekey_free(&done);
+		if (r < 0)
+			return r;
+		log_info("removed %s: the rekey it records was committed", SEAL_REKEY_FILE);
+		return 0;
+	}
+	c = seal_rekey_committed(s, rk.n, NULL);
+	if (c < 0) {
+		seal_rekey_free(&rk);
+		return c;
+	}
+	if (c || rk.to == SEAL_SRC_GENERATED) {
+		moved = reseal_dir(ks, s->mk, rk.n, &failed);
+		if (moved < 0) {
+			seal_rekey_free(&rk);
+			return (int)moved;
+		}
+		r = c ? seal_rekey_finish(s, &rk, true) : seal_rekey_commit(s, &rk);
+		if (r < 0) {
+			seal_rekey_free(&rk);
+			log_err("cannot finish the interrupted rekey: %s", strerror(-r));
+			return r;
+		}
+		log_warn("finished an interrupted rekey: %ld key files re-sealed under the new master key (%s)", moved,
+		         seal_source_name(s->src));
+		rekey_advice(s, configured);
+		return 0;
+	}
+	moved = reseal_dir(ks, rk.n, s->mk, &failed);
+	if (moved < 0 || failed) {
+		seal_rekey_free(&rk);
+		if (moved < 0)
+			return (int)moved;
+		log_err("cannot roll back the interrupted rekey: %zu key files stay under the new master key; %s "
+		        "records it", failed, SEAL_REKEY_FILE);
+		return 0;
+	}
+	seal_rekey_abort(s, &rk);
+	log_warn("rolled back an interrupted rekey: %ld key files re-sealed under the old master key (%s)", moved,
+	         seal_source_name(s->src));
+	return seal_check(s);
+}
+
+int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len, const char *new_key_file, char *why,
+                   size_t why_len)
+{
+	SealSource from = ks->seal.src;
+	SealRekey rk;
 	size_t done = 0;
 	int r;
 
+	if (why_len)
+		why[0] = '\0';
 	if (ks->locked || !ks->seal.mk)
 		return KEYSTORE_E_LOCKED;
 	for (size_t i = 0; i < ks->n_keys; i++)
 		if (ks->keys[i]->pending)
 			return -EBUSY;
-	r = seal_rekey_begin(&ks->seal, pass, pass_len, &n);
+	r = seal_rekey_begin(&ks->seal, pass, pass_len, new_key_file, &rk, why, why_len);
 	if (r == SEAL_E_NEED_PASSPHRASE)
 		return KEYSTORE_E_NEED_PASSPHRASE;
+	if (r == SEAL_E_INVALID)
+		return KEYSTORE_E_INVALID;
+	if (r == SEAL_E_WRONG)
+		return KEYSTORE_E_LOCKED;
 	if (r)
-		return r > 0 ? -EINVAL : r;
+		return r;
 	for (; done < ks->n_keys; done++) {
 		Key *key = ks->keys[done];
 		KeyFileMeta meta;
@@ -325,14 +488,14 @@ int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len)
 		if (!key->secret)
 			continue;
 		key_meta(key, &meta);
-		r = keyfile_write_sealed(ks->dirfd, &meta, n, key->secret->seed);
+		r = keyfile_write_sealed(ks->dirfd, &meta, rk.n, key->secret->seed);
 		if (r < 0)
 			break;
 	}
 	if (r == 0)
-		r = seal_rekey_commit(&ks->seal, n);
+		r = seal_rekey_commit(&ks->seal, &rk);
 	if (r < 0) {
-		/* back to the old key: re-seal what moved, drop the record */
+		/* not committed: back to the old key, re-seal what moved, drop the record */
 		bool all_back = true;
 
 		for (size_t i = 0; i < done && i < ks->n_keys; i++) {
@@ -346,15 +509,16 @@ int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len)
 				log_err("rekey rollback: keys/%s.key stays under the new key; %s records it",
 				        key->info.label, SEAL_REKEY_FILE);
 		}
-		mk_free(n);
-		if (all_back) {
-			unlinkat(ks->statefd, SEAL_REKEY_FILE, 0);
-			unlinkat(ks->statefd, SEAL_PARAMS_FILE ".new", 0);
-		}
+		if (all_back)
+			seal_rekey_abort(&ks->seal, &rk);
+		else
+			seal_rekey_free(&rk);
 		log_err("rekey failed: %s; the old master key stays", strerror(-r));
 		return r;
 	}
-	log_info("rekey: %zu keys re-sealed under a new %s", ks->n_keys, seal_source_name(ks->seal.src));
+	log_info("rekey: %zu keys re-sealed under a new %s%s%s", ks->n_keys, seal_source_name(ks->seal.src),
+	         ks->seal.src == SEAL_SRC_FILE ? " " : "", ks->seal.src == SEAL_SRC_FILE ? ks->seal.path : "");
+	rekey_advice(&ks->seal, from);
 	return 0;
 }
 
@@ -387,6 +551,13 @@ static int keystore_load(Keystore *ks)
 		 * ".key", so a label may itself start with a dot) */
 		if (de->d_name[0] == '.' && n > strlen(KEYFILE_TMP_SUFFIX) &&
 		    strcmp(de->d_name + n - strlen(KEYFILE_TMP_SUFFIX), KEYFILE_TMP_SUFFIX) == 0) {
+			if (unlinkat(ks->dirfd, de->d_name, 0) == 0)
+				log_info("removed stale temporary file keys/%s", de->d_name);
+			continue;
+		}
+		if (n > strlen(USES_SUFFIX) && strcmp(de->d_name + n - strlen(USES_SUFFIX), USES_SUFFIX) == 0)
+			continue; /* a sign count (uses_load) */
+		if (de->d_name[0] == '.' && n > 9 && strcmp(de->d_name + n - 9, USES_SUFFIX ".tmp") == 0) {
 			if (unlinkat(ks->dirfd, de->d_name, 0) == 0)
 				log_info("removed stale temporary file keys/%s", de->d_name);
 			continue;
@@ -427,6 +598,7 @@ static int keystore_load(Keystore *ks)
 		key->info.policy = key->policy.set ? &key->policy : NULL;
 		if (meta.version == 2)
 			keystore_fingerprint(key->info.fingerprint, key->info.type, key->info.public_key);
+		uses_load(ks, key);
 		if (ks->seal.mk || meta.version == 1) {
 			/* format 1 files open without a master key; they are
 			 * sealed at the first unlock */
@@ -519,14 +691,16 @@ int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions 
 	}
 	if (!r) {
 		r = seal_setup(&ks->seal, ks->statefd, opt);
-		if (r == SEAL_E_INVALID)
-			r = KEYSTORE_E_INVALID;
 	}
 	if (!r) {
 		ks->locked = !ks->seal.mk;
 		if (ks->seal.mk)
 			r = rekey_recover(ks);
 	}
+	if (r == SEAL_E_INVALID)
+		r = KEYSTORE_E_INVALID;
+	else if (r == SEAL_E_WRONG)
+		r = KEYSTORE_E_WRONG;
 	if (!r)
 		r = keystore_load(ks);
 	if (r) {
@@ -642,8 +816,11 @@ int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed)
 	}
 	key_derive(key);
 	if (ks->dirfd >= 0) {
+		/* the count file first: a key file never lacks it */
+		r = uses_create(ks, key);
 		key_meta(key, &meta);
-		r = keyfile_write_sealed(ks->dirfd, &meta, key->secret->mk, key->secret->seed);
+		if (r == 0)
+			r = keyfile_write_sealed(ks->dirfd, &meta, key->secret->mk, key->secret->seed);
 	}
 	sigil_wipe(key->secret->mk, SEAL_KEY_LEN);
 	return r;
@@ -652,6 +829,7 @@ int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed)
 void keystore_commit(Keystore *ks, Key *key)
 {
 	key->pending = false;
+	uses_attach(ks, key);
 	if (ks->locked) {
 		/* locked while it was generated: sealed on disk, wiped here */
 		if (key->n_refs == 1)
@@ -693,9 +871,9 @@ int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len)
 	default: return r;
 	}
 	r = rekey_recover(ks);
-	if (r < 0) {
+	if (r) {
 		seal_lock(&ks->seal);
-		return r;
+		return r == SEAL_E_WRONG ? KEYSTORE_E_WRONG : r == SEAL_E_INVALID ? KEYSTORE_E_INVALID : r;
 	}
 	for (size_t i = 0; i < ks->n_keys; i++) {
 		Key *key = ks->keys[i];
@@ -756,9 +934,14 @@ int keystore_delete(Keystore *ks, const char *label)
 	if (!key)
 		return KEYSTORE_E_NOT_FOUND;
 	if (ks->dirfd >= 0) {
+		char name[PROTO_LABEL_MAX + 8];
+
 		r = keyfile_remove(ks->dirfd, label);
 		if (r < 0 && r != -ENOENT)
 			return error_origin(r);
+		uses_name(name, label);
+		if (unlinkat(ks->dirfd, name, 0) < 0 && errno != ENOENT)
+			log_warn("cannot remove keys/%s: %s", name, strerror(errno));
 	}
 	keystore_drop(ks, key);
 	return 0;

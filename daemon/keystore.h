@@ -35,6 +35,8 @@
  *   key->policy when the key has one (set both on a pending key before
  *   keystore_materialize(); stored in the authenticated header of the key
  *   file).
+ * - keystore_rekey() takes a new master key file and an error message
+ *   buffer (rekey from and to every source).
  * - New: keystore_rekey() (crash-safe re-seal under a new master key; an
  *   interrupted one is settled inside keystore_open*() and keystore_unlock()).
  * - A Key's secret is NULL while the store is locked: check key->secret
@@ -112,14 +114,18 @@ void keystore_lock(Keystore *ks);
 int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len);
 
 /**
- * keystore_rekey() - re-seal every key under a new master key: a new
- * passphrase (@pass, passphrase mode) or a new random key (generated
- * master key). Crash-safe (seal.h). Unlocked, and no key being generated.
- * Return: 0, KEYSTORE_E_LOCKED, KEYSTORE_E_NEED_PASSPHRASE, -EBUSY (a key
- * is being generated), -EOPNOTSUPP (credential or master key file: replace
- * that key by other means), or negative errno (nothing changed).
+ * keystore_rekey() - re-seal every key under a new master key: the key in
+ * @new_key_file (an absolute path; from any source), a new passphrase
+ * @pass (from any source), or with neither a new random key (generated
+ * master key only). The seal then uses the new key and its source (the
+ * admin points the configuration at it: docs/security.md). Crash-safe
+ * (seal.h). Unlocked, and no key being generated.
+ * Return: 0, KEYSTORE_E_LOCKED, KEYSTORE_E_NEED_PASSPHRASE,
+ * KEYSTORE_E_INVALID (a bad request: @why says what), -EBUSY (a key is
+ * being generated), or negative errno (nothing changed).
  */
-int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len);
+int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len, const char *new_key_file, char *why,
+                   size_t why_len);
 /* drops every key (secrets wiped once unreferenced) and closes the directory */
 void keystore_close(Keystore *ks);
 

@@ -43,7 +43,9 @@ static void usage(FILE *f)
 	        "  --ssh-agent-socket PATH  ssh-agent protocol socket (default: ssh-agent.sock\n"
 	        "                           next to the socket; \"none\" turns it off)\n"
 	        "  --state-dir DIR          key storage directory (default below)\n"
-	        "  --config FILE            configuration file (key = value; see sigil.conf.example)\n"
+	        "  --config FILE            configuration file (key = value; see sigil.conf.example);\n"
+	        "                           the options below from --master-key-file to --auto-lock\n"
+	        "                           have config keys too (master_key_file, passphrase, ...)\n"
 	        "  --workers N              worker threads (default: config 'workers', else CPUs)\n"
 	        "  --foreground             do not detach (implied under systemd)\n"
 	        "  --allow-unlocked-memory  start even if mlock fails (secrets may be swapped)\n"
@@ -211,6 +213,7 @@ int main(int argc, char **argv)
 	SealOptions seal_opt = { 0 };
 	const char *audit_path = NULL;
 	uint64_t auto_lock_ms = 0;
+	bool auto_lock_set = false;
 	static Server server;
 	char err[512];
 
@@ -239,16 +242,14 @@ int main(int argc, char **argv)
 		case OPT_EPHEMERAL: seal_opt.ephemeral = true; break;
 		case OPT_AUDIT_FILE: audit_path = optarg; break;
 		case OPT_AUTO_LOCK: {
-			char *end;
-			unsigned long long v;
+			unsigned long long v = 0;
 
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || v < 1 || v > 100000 || (*end && strcmp(end, "s") && strcmp(end, "m"))) {
+			if (config_parse_auto_lock(optarg, &v) < 0 || v == 0) {
 				fprintf(stderr, "sigild: --auto-lock takes N minutes, Nm or Ns (1 to 100000)\n");
 				return 2;
 			}
-			auto_lock_ms = v * (strcmp(end, "s") == 0 ? 1000ULL : 60000ULL);
+			auto_lock_ms = v;
+			auto_lock_set = true;
 			break;
 		}
 		case OPT_PWHASH_OPS:
@@ -294,6 +295,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* the at-rest settings of the configuration file, unless given on the
+	 * command line */
+	if (!seal_opt.master_key_file && config.master_key_file[0])
+		seal_opt.master_key_file = config.master_key_file;
+	seal_opt.passphrase = seal_opt.passphrase || config.passphrase;
+	seal_opt.ephemeral = seal_opt.ephemeral || config.ephemeral;
+	if (!seal_opt.pw_ops)
+		seal_opt.pw_ops = config.pwhash_ops;
+	if (!seal_opt.pw_mem)
+		seal_opt.pw_mem = (size_t)config.pwhash_mem_kib << 10;
+	if (!audit_path && config.audit_file[0])
+		audit_path = config.audit_file;
+	if (!auto_lock_set)
+		auto_lock_ms = config.auto_lock_ms;
 	if (!socket_path)
 		socket_path = default_socket();
 	if (!socket_path) {

@@ -193,6 +193,15 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 		use->window_count++;
 	}
 allowed:
+	if (op && p->set && p->max_signs && use->persist && use->self == use) {
+		/* durable before the signature leaves: docs/security.md */
+		int r = use->persist(use->ctx, use, use->signs + 1);
+
+		if (r < 0) {
+			snprintf(why, why_len, "rule max_signs: cannot record the use count (%s)", strerror(-r));
+			return false;
+		}
+	}
 	if (op)
 		use->signs++;
 	return true;

@@ -17,11 +17,21 @@
 
 #include "proto.h"
 
-/* the usage counters of one key (in memory: they restart with sigild) */
+/*
+ * The usage counters of one key. signs survives restarts for a key with a
+ * max_signs rule: policy_check() calls @persist with the new count before
+ * it allows the operation (keystore.c writes and fdatasyncs it), and
+ * refuses if that fails; so a crash can only lose uses that were never
+ * released, never give back spent ones. The rate window restarts with
+ * sigild. A copy of a PolicyUse (self != the copy) is never persisted.
+ */
 typedef struct PolicyUse {
 	uint64_t signs;         /* operations allowed so far */
 	uint64_t window_ms;     /* start of the current rate window */
 	uint32_t window_count;  /* operations allowed in it */
+	int (*persist)(void *ctx, const struct PolicyUse *use, uint64_t signs); /* 0 or -errno */
+	void *ctx;
+	const struct PolicyUse *self; /* the PolicyUse persist is for */
 } PolicyUse;
 
 typedef struct PolicyPeer {

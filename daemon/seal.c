@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sigil/crypto.h>
@@ -263,6 +264,9 @@ int seal_setup(Seal *s, int statefd, const SealOptions *opt)
 		}
 		r = load_source(s);
 	} else {
+		r = seal_check_missing_key(s);
+		if (r)
+			return r;
 		r = generate_master(s);
 		if (r == 0)
 			log_info("generated a master key in the state directory (%s)", SEAL_MASTER_FILE);
@@ -331,12 +335,55 @@ int seal_new_passphrase(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t *
 	return 0;
 }
 
-int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len)
+/* derive the key of a passphrase parameter file and check it: 0 (*mkp),
+ * SEAL_E_WRONG, SEAL_E_INVALID (message logged), or -errno (-ENOENT quietly) */
+static int try_params(Seal *s, const char *name, const uint8_t *pass, size_t pass_len, uint8_t **mkp)
 {
 	uint8_t params[PARAMS_LEN + 1], check[32];
 	unsigned long long ops = 0;
 	size_t n = 0, mem = 0;
 	uint8_t *mk;
+	int r;
+
+	r = read_small(s->statefd, name, params, sizeof(params), &n);
+	if (r == -ENOENT)
+		return r;
+	if (r < 0) {
+		log_err("cannot read %s: %s", name, strerror(-r));
+		return r;
+	}
+	if (n != PARAMS_LEN || memcmp(params, PARAMS_MAGIC, 8) != 0 || params[8] != 1 ||
+	    params[9] != crypto_pwhash_ALG_ARGON2ID13) {
+		log_err("%s is not a passphrase parameter file of version 1", name);
+		return SEAL_E_INVALID;
+	}
+	for (int i = 0; i < 8; i++) {
+		ops = (ops << 8) | params[10 + i];
+		mem = (mem << 8) | params[18 + i];
+	}
+	if (ops < crypto_pwhash_OPSLIMIT_MIN || ops > crypto_pwhash_OPSLIMIT_MAX ||
+	    mem < crypto_pwhash_MEMLIMIT_MIN || mem > ((size_t)4 << 30)) {
+		log_err("%s has Argon2id limits out of range", name);
+		return SEAL_E_INVALID;
+	}
+	mk = mk_alloc();
+	if (!mk)
+		return -ENOMEM;
+	r = derive(mk, pass, pass_len, ops, mem, params + 26);
+	if (r == 0 && seal_open(check, mk, params, PARAMS_HDR, params + PARAMS_HDR) != 0)
+		r = SEAL_E_WRONG;
+	sigil_wipe(check, sizeof(check));
+	if (r) {
+		mk_free(mk);
+		return r;
+	}
+	*mkp = mk;
+	return 0;
+}
+
+int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len)
+{
+	uint8_t *mk = NULL;
 	int r;
 
 	if (s->mk)
@@ -345,9 +392,13 @@ int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len)
 		return load_source(s);
 	if (!pass)
 		return SEAL_E_NEED_PASSPHRASE;
-	r = read_small(s->statefd, SEAL_PARAMS_FILE, params, sizeof(params), &n);
+	r = try_params(s, SEAL_PARAMS_FILE, pass, pass_len, &mk);
 	if (r == -ENOENT) {
-		/* first unlock: this passphrase becomes the passphrase */
+		/* first unlock: this passphrase becomes the passphrase, unless a
+		 * rekey moved the keys to another master key */
+		r = seal_check_missing_key(s);
+		if (r)
+			return r;
 		r = seal_new_passphrase(s, pass, pass_len, &mk);
 		if (r < 0)
 			return r;
@@ -362,119 +413,469 @@ int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len)
 		s->mk = mk;
 		return 0;
 	}
-	if (r < 0) {
-		log_err("cannot read %s: %s", SEAL_PARAMS_FILE, strerror(-r));
+	if (r == SEAL_E_WRONG) {
+		/* the new passphrase of a rekey that a crash interrupted (the
+		 * recovery then decides whether it was committed) */
+		int r2 = try_params(s, SEAL_PARAMS_FILE ".new", pass, pass_len, &mk);
+
+		if (r2 == 0)
+			r = 0;
+	}
+	if (r)
 		return r;
-	}
-	if (n != PARAMS_LEN || memcmp(params, PARAMS_MAGIC, 8) != 0 || params[8] != 1 ||
-	    params[9] != crypto_pwhash_ALG_ARGON2ID13) {
-		log_err("%s is not a passphrase parameter file of version 1", SEAL_PARAMS_FILE);
-		return SEAL_E_INVALID;
-	}
-	for (int i = 0; i < 8; i++) {
-		ops = (ops << 8) | params[10 + i];
-		mem = (mem << 8) | params[18 + i];
-	}
-	if (ops < crypto_pwhash_OPSLIMIT_MIN || ops > crypto_pwhash_OPSLIMIT_MAX ||
-	    mem < crypto_pwhash_MEMLIMIT_MIN || mem > ((size_t)4 << 30)) {
-		log_err("%s has Argon2id limits out of range", SEAL_PARAMS_FILE);
-		return SEAL_E_INVALID;
-	}
-	mk = mk_alloc();
-	if (!mk)
-		return -ENOMEM;
-	r = derive(mk, pass, pass_len, ops, mem, params + 26);
-	if (r == 0 && seal_open(check, mk, params, PARAMS_HDR, params + PARAMS_HDR) != 0)
-		r = SEAL_E_WRONG;
-	sigil_wipe(check, sizeof(check));
-	if (r) {
-		mk_free(mk);
-		return r;
-	}
 	s->mk = mk;
 	return 0;
 }
 
+/*
+ * rekey.pending, format 1 (older sigild): exactly a box of N under O with
+ * "SIGILREKEY1\0" as associated data; the target is the current source.
+ * Format 2: "SIGILRK2", 1 target (SealSource), 2 path length, path (FILE
+ * target: the new key's file), then the box of N under O with every byte
+ * before it as associated data.
+ *
+ * master.check (written by each rekey at its commit point, see seal.h):
+ * "SIGILMKC", 1 version (1), 1 kind (SealSource of the target), 8 unix
+ * time, 2 path length, path, then a box of 32 zero bytes under the master
+ * key with every byte before it as associated data.
+ */
 static const uint8_t rekey_ad[] = "SIGILREKEY1";
+#define PENDING_MAGIC "SIGILRK2"
+#define CHECK_MAGIC "SIGILMKC"
+#define REC_PATH_MAX 4096
+#define REC_MAX (8 + 2 + 8 + 2 + REC_PATH_MAX + SEAL_BOX_LEN)
 
-int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t **np)
+void seal_rekey_free(SealRekey *rk)
 {
-	uint8_t box[SEAL_BOX_LEN], *n = NULL;
-	int r;
-
-	if (!s->mk)
-		return SEAL_E_WRONG;
-	if (s->src == SEAL_SRC_PASSPHRASE) {
-		if (!pass)
-			return SEAL_E_NEED_PASSPHRASE;
-		r = seal_new_passphrase(s, pass, pass_len, &n);
-		if (r < 0)
-			return r;
-	} else if (s->src == SEAL_SRC_GENERATED) {
-		n = mk_alloc();
-		if (!n)
-			return -ENOMEM;
-		randombytes_buf(n, SEAL_KEY_LEN);
-	} else {
-		return -EOPNOTSUPP;
-	}
-	seal_box(box, s->mk, rekey_ad, sizeof(rekey_ad), n);
-	r = seal_write_file(s->statefd, SEAL_REKEY_FILE, box, sizeof(box));
-	if (r < 0) {
-		mk_free(n);
-		unlinkat(s->statefd, SEAL_PARAMS_FILE ".new", 0);
-		return r;
-	}
-	*np = n;
-	return 0;
+	rk->n = mk_free(rk->n);
+	free(rk->path);
+	rk->path = NULL;
 }
 
-int seal_rekey_commit(Seal *s, uint8_t *n)
+static void put_be(uint8_t *p, uint64_t v, int n)
 {
-	int r = 0;
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
 
-	if (s->src == SEAL_SRC_PASSPHRASE) {
-		if (renameat(s->statefd, SEAL_PARAMS_FILE ".new", s->statefd, SEAL_PARAMS_FILE) < 0 && errno != ENOENT)
-			r = -errno;
-		else if (fsync(s->statefd) < 0)
-			r = -errno;
-	} else {
-		r = seal_write_file(s->statefd, SEAL_MASTER_FILE, n, SEAL_KEY_LEN);
+static uint64_t get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* master.check: its fields, and whether @key opens it. 0 (*opensp set),
+ * -ENOENT, SEAL_E_INVALID (malformed) or -errno */
+typedef struct SealCheck {
+	SealSource kind;
+	int64_t time;
+	char path[REC_PATH_MAX + 1];
+} SealCheck;
+
+static int check_read(Seal *s, const uint8_t *key, SealCheck *ck, bool *opensp)
+{
+	uint8_t *buf = malloc(REC_MAX + 1), zero[32];
+	size_t n = 0, plen;
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	r = read_small(s->statefd, SEAL_CHECK_FILE, buf, REC_MAX + 1, &n);
+	if (r < 0)
+		goto out;
+	r = SEAL_E_INVALID;
+	if (n < 20 + SEAL_BOX_LEN || memcmp(buf, CHECK_MAGIC, 8) != 0 || buf[8] != 1)
+		goto out;
+	plen = (size_t)get_be(buf + 18, 2);
+	if (plen > REC_PATH_MAX || n != 20 + plen + SEAL_BOX_LEN || memchr(buf + 20, '\0', plen))
+		goto out;
+	ck->kind = (SealSource)buf[9];
+	ck->time = (int64_t)get_be(buf + 10, 8);
+	memcpy(ck->path, buf + 20, plen);
+	ck->path[plen] = '\0';
+	*opensp = key && seal_open(zero, key, buf, 20 + plen, buf + 20 + plen) == 0;
+	sigil_wipe(zero, sizeof(zero));
+	r = 0;
+out:
+	free(buf);
+	return r;
+}
+
+static int check_write(Seal *s, const uint8_t *key, SealSource kind, const char *path)
+{
+	size_t plen = path ? strlen(path) : 0;
+	uint8_t *buf, zero[32] = { 0 };
+	int r;
+
+	if (plen > REC_PATH_MAX)
+		return -ENAMETOOLONG;
+	buf = malloc(20 + plen + SEAL_BOX_LEN);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, CHECK_MAGIC, 8);
+	buf[8] = 1;
+	buf[9] = (uint8_t)kind;
+	put_be(buf + 10, (uint64_t)time(NULL), 8);
+	put_be(buf + 18, plen, 2);
+	if (plen)
+		memcpy(buf + 20, path, plen);
+	seal_box(buf + 20 + plen, key, buf, 20 + plen, zero);
+	r = seal_write_file(s->statefd, SEAL_CHECK_FILE, buf, 20 + plen + SEAL_BOX_LEN);
+	free(buf);
+	return r;
+}
+
+static const char *kind_advice(SealSource k)
+{
+	switch (k) {
+	case SEAL_SRC_FILE: return "a new master key file";
+	case SEAL_SRC_PASSPHRASE: return "a new passphrase";
+	case SEAL_SRC_GENERATED: return "a new generated master key (master.key)";
+	default: return "another master key";
+	}
+}
+
+/* the error that names the problem when the current key is not the one of
+ * master.check */
+static void check_mismatch(Seal *s, const SealCheck *ck)
+{
+	char when[32] = "?";
+	time_t t = (time_t)ck->time;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	log_err("the master key from the %s%s%s is not the one the keys are sealed under: a rekey at %s re-sealed "
+	        "them under %s%s%s. Point sigild at that key (%s; docs/security.md); nothing was changed",
+	        seal_source_name(s->src), s->path ? " " : "", s->path ? s->path : "", when, kind_advice(ck->kind),
+	        ck->path[0] ? " " : "", ck->path,
+	        ck->kind == SEAL_SRC_FILE ? "master_key_file / --master-key-file, or the credential "
+	                                    "master-key of LoadCredentialEncrypted="
+	        : ck->kind == SEAL_SRC_PASSPHRASE ? "drop master_key_file / --master-key-file and the credential; "
+	                                            "`sigil unlock` with the new passphrase"
+	                                          : "drop master_key_file / --master-key-file and the credential");
+}
+
+int seal_check(Seal *s)
+{
+	SealCheck ck;
+	bool opens = false;
+	int r;
+
+	if (s->statefd < 0 || !s->mk)
+		return 0;
+	r = check_read(s, s->mk, &ck, &opens);
+	if (r == -ENOENT)
+		return 0;
+	if (r == SEAL_E_INVALID) {
+		log_err("%s is malformed", SEAL_CHECK_FILE);
+		return SEAL_E_INVALID;
 	}
 	if (r < 0)
 		return r;
-	mk_free(s->mk);
-	s->mk = n;
-	if (unlinkat(s->statefd, SEAL_REKEY_FILE, 0) < 0 && errno != ENOENT)
-		return -errno;
-	if (fsync(s->statefd) < 0)
-		return -errno;
+	if (!opens) {
+		check_mismatch(s, &ck);
+		return SEAL_E_WRONG;
+	}
 	return 0;
 }
 
-int seal_rekey_pending(Seal *s, uint8_t **np)
+int seal_check_missing_key(Seal *s)
 {
-	uint8_t box[SEAL_BOX_LEN + 1], *n;
-	size_t len = 0;
-	int r;
+	SealCheck ck;
+	bool opens = false;
+	int r = check_read(s, NULL, &ck, &opens);
 
-	*np = NULL;
-	if (s->statefd < 0 || !s->mk)
-		return 0;
-	r = read_small(s->statefd, SEAL_REKEY_FILE, box, sizeof(box), &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	if (len != SEAL_BOX_LEN)
-		return SEAL_E_WRONG;
-	n = mk_alloc();
-	if (!n)
-		return -ENOMEM;
-	if (seal_open(n, s->mk, rekey_ad, sizeof(rekey_ad), box) != 0) {
-		mk_free(n);
-		return SEAL_E_WRONG;
+	if (r == 0)
+		check_mismatch(s, &ck);
+	return SEAL_E_WRONG;
+}
+
+/* the key in a master key file that a rekey is to move to */
+static int read_new_key_file(const char *path, uint8_t *n, char *why, size_t why_len)
+{
+	uint8_t buf[80];
+	size_t len = 0, bin_len = 0;
+	struct stat st;
+	int fd, r = 0;
+
+	if (path[0] != '/') {
+		snprintf(why, why_len, "the new master key file must be an absolute path");
+		return SEAL_E_INVALID;
 	}
-	*np = n;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		snprintf(why, why_len, "cannot open the new master key file %s: %s", path, strerror(errno));
+		return SEAL_E_INVALID;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		snprintf(why, why_len, "the new master key file %s must be a regular file that group and others "
+		         "cannot access (chmod 600)", path);
+		close(fd);
+		return SEAL_E_INVALID;
+	}
+	while (len < sizeof(buf)) {
+		ssize_t k = read(fd, buf + len, sizeof(buf) - len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
+			r = SEAL_E_INVALID;
+			break;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	close(fd);
+	if (r == 0) {
+		if (len == SEAL_KEY_LEN)
+			memcpy(n, buf, SEAL_KEY_LEN);
+		else if (!((len == 64 || (len == 65 && buf[64] == '\n')) &&
+		           sodium_hex2bin(n, SEAL_KEY_LEN, (const char *)buf, 64, NULL, &bin_len, NULL) == 0 &&
+		           bin_len == SEAL_KEY_LEN)) {
+			snprintf(why, why_len, "the new master key file %s is not 32 bytes nor 64 hex digits", path);
+			r = SEAL_E_INVALID;
+		}
+	}
+	sigil_wipe(buf, sizeof(buf));
+	return r;
+}
+
+int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, const char *new_key_file, SealRekey *rk,
+                     char *why, size_t why_len)
+{
+	size_t plen;
+	uint8_t *rec;
+	int r;
+
+	memset(rk, 0, sizeof(*rk));
+	if (!s->mk)
+		return SEAL_E_WRONG;
+	if (s->src == SEAL_SRC_EPHEMERAL) {
+		snprintf(why, why_len, "--ephemeral: there is no master key to change");
+		return SEAL_E_INVALID;
+	}
+	if (pass && new_key_file) {
+		snprintf(why, why_len, "give a new passphrase or a new master key file, not both");
+		return SEAL_E_INVALID;
+	}
+	if (new_key_file) {
+		rk->to = SEAL_SRC_FILE;
+		rk->path = strdup(new_key_file);
+		rk->n = mk_alloc();
+		if (!rk->path || !rk->n) {
+			seal_rekey_free(rk);
+			return -ENOMEM;
+		}
+		r = read_new_key_file(new_key_file, rk->n, why, why_len);
+		if (r == 0 && sodium_memcmp(rk->n, s->mk, SEAL_KEY_LEN) == 0) {
+			snprintf(why, why_len, "%s holds the current master key: give a new one", new_key_file);
+			r = SEAL_E_INVALID;
+		}
+		if (r) {
+			seal_rekey_free(rk);
+			return r;
+		}
+	} else if (pass) {
+		rk->to = SEAL_SRC_PASSPHRASE;
+		r = seal_new_passphrase(s, pass, pass_len, &rk->n);
+		if (r < 0)
+			return r;
+	} else if (s->src == SEAL_SRC_PASSPHRASE) {
+		return SEAL_E_NEED_PASSPHRASE;
+	} else if (s->src == SEAL_SRC_GENERATED) {
+		rk->to = SEAL_SRC_GENERATED;
+		rk->n = mk_alloc();
+		if (!rk->n)
+			return -ENOMEM;
+		randombytes_buf(rk->n, SEAL_KEY_LEN);
+	} else {
+		snprintf(why, why_len, "the master key comes from the %s: give a new master key file "
+		         "(sigil rekey --new-master-key-file FILE) or a new passphrase", seal_source_name(s->src));
+		return SEAL_E_INVALID;
+	}
+	plen = rk->path ? strlen(rk->path) : 0;
+	rec = plen <= REC_PATH_MAX ? malloc(11 + plen + SEAL_BOX_LEN) : NULL;
+	if (!rec) {
+		seal_rekey_abort(s, rk);
+		return plen > REC_PATH_MAX ? -ENAMETOOLONG : -ENOMEM;
+	}
+	memcpy(rec, PENDING_MAGIC, 8);
+	rec[8] = (uint8_t)rk->to;
+	put_be(rec + 9, plen, 2);
+	if (plen)
+		memcpy(rec + 11, rk->path, plen);
+	seal_box(rec + 11 + plen, s->mk, rec, 11 + plen, rk->n);
+	r = seal_write_file(s->statefd, SEAL_REKEY_FILE, rec, 11 + plen + SEAL_BOX_LEN);
+	free(rec);
+	if (r < 0) {
+		seal_rekey_abort(s, rk);
+		return r;
+	}
 	return 0;
+}
+
+void seal_rekey_abort(Seal *s, SealRekey *rk)
+{
+	unlinkat(s->statefd, SEAL_PARAMS_FILE ".new", 0);
+	unlinkat(s->statefd, SEAL_REKEY_FILE, 0);
+	(void)fsync(s->statefd);
+	seal_rekey_free(rk);
+}
+
+static int unlink_opt(int dirfd, const char *name)
+{
+	return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* the seal takes N, the target source and its path; frees *rk */
+static void rekey_adopt(Seal *s, SealRekey *rk)
+{
+	mk_free(s->mk);
+	s->mk = rk->n;
+	rk->n = NULL;
+	if (rk->to == SEAL_SRC_FILE) {
+		free(s->path);
+		s->path = rk->path;
+		rk->path = NULL;
+	}
+	s->src = rk->to;
+	seal_rekey_free(rk);
+}
+
+int seal_rekey_finish(Seal *s, SealRekey *rk, bool adopt)
+{
+	int r = 0;
+
+	switch (rk->to) {
+	case SEAL_SRC_GENERATED:
+		if (rk->n) /* (else master.key already holds it) */
+			r = seal_write_file(s->statefd, SEAL_MASTER_FILE, rk->n, SEAL_KEY_LEN);
+		break;
+	case SEAL_SRC_PASSPHRASE:
+		if (renameat(s->statefd, SEAL_PARAMS_FILE ".new", s->statefd, SEAL_PARAMS_FILE) < 0 && errno != ENOENT)
+			r = -errno;
+		if (!r)
+			r = unlink_opt(s->statefd, SEAL_MASTER_FILE);
+		break;
+	case SEAL_SRC_FILE:
+		r = unlink_opt(s->statefd, SEAL_PARAMS_FILE);
+		if (!r)
+			r = unlink_opt(s->statefd, SEAL_PARAMS_FILE ".new");
+		if (!r)
+			r = unlink_opt(s->statefd, SEAL_MASTER_FILE);
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (!r)
+		r = unlink_opt(s->statefd, SEAL_REKEY_FILE);
+	if (!r && fsync(s->statefd) < 0)
+		r = -errno;
+	if (r < 0)
+		return r;
+	if (adopt)
+		rekey_adopt(s, rk);
+	seal_rekey_free(rk);
+	return 0;
+}
+
+int seal_rekey_commit(Seal *s, SealRekey *rk)
+{
+	int r = check_write(s, rk->n, rk->to, rk->path);
+
+	if (r < 0)
+		return r; /* not committed: the caller rolls back */
+	r = seal_rekey_finish(s, rk, true);
+	if (r < 0) {
+		/* committed all the same: N is the master key now, and the
+		 * next start (or unlock) finishes what is left */
+		log_err("the rekey is committed, but tidying the state directory failed: %s; %s stays and the next "
+		        "start finishes it", strerror(-r), SEAL_REKEY_FILE);
+		rekey_adopt(s, rk);
+	}
+	return 0;
+}
+
+int seal_rekey_pending(Seal *s, SealRekey *rk, SealPending *state)
+{
+	uint8_t *rec;
+	size_t len = 0, plen;
+	int r;
+
+	memset(rk, 0, sizeof(*rk));
+	*state = SEAL_PENDING_NONE;
+	if (s->statefd < 0 || !s->mk)
+		return 0;
+	rec = malloc(REC_MAX + 1);
+	if (!rec)
+		return -ENOMEM;
+	r = read_small(s->statefd, SEAL_REKEY_FILE, rec, REC_MAX + 1, &len);
+	if (r == -ENOENT) {
+		free(rec);
+		return 0;
+	}
+	if (r < 0)
+		goto out;
+	rk->n = mk_alloc();
+	if (!rk->n) {
+		r = -ENOMEM;
+		goto out;
+	}
+	*state = SEAL_PENDING_FOREIGN;
+	if (len == SEAL_BOX_LEN) {
+		/* format 1: the target is the current source */
+		rk->to = s->src;
+		*state = SEAL_PENDING_FOREIGN_V1;
+		if (seal_open(rk->n, s->mk, rekey_ad, sizeof(rekey_ad), rec) == 0)
+			*state = SEAL_PENDING_OPEN;
+	} else if (len >= 11 + SEAL_BOX_LEN && memcmp(rec, PENDING_MAGIC, 8) == 0 &&
+	           (plen = (size_t)get_be(rec + 9, 2)) <= REC_PATH_MAX && len == 11 + plen + SEAL_BOX_LEN &&
+	           !memchr(rec + 11, '\0', plen) &&
+	           seal_open(rk->n, s->mk, rec, 11 + plen, rec + 11 + plen) == 0) {
+		rk->to = (SealSource)rec[8];
+		if (plen) {
+			rk->path = strndup((const char *)rec + 11, plen);
+			if (!rk->path)
+				r = -ENOMEM;
+		}
+		*state = SEAL_PENDING_OPEN;
+	}
+	if (*state == SEAL_PENDING_OPEN && rk->to != SEAL_SRC_GENERATED && rk->to != SEAL_SRC_PASSPHRASE &&
+	    rk->to != SEAL_SRC_FILE)
+		r = SEAL_E_INVALID; /* authenticated, so not junk: a newer sigild's */
+out:
+	free(rec);
+	if (r || *state != SEAL_PENDING_OPEN)
+		seal_rekey_free(rk);
+	return r;
+}
+
+int seal_rekey_committed(Seal *s, const uint8_t *key, SealRekey *rk)
+{
+	SealCheck ck;
+	bool opens = false;
+	int r = check_read(s, key, &ck, &opens);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0 || r == SEAL_E_INVALID)
+		return r < 0 ? r : 0;
+	if (!opens)
+		return 0;
+	if (rk) {
+		rk->to = ck.kind;
+		free(rk->path);
+		rk->path = ck.path[0] ? strdup(ck.path) : NULL;
+	}
+	return 1;
 }

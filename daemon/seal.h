@@ -95,21 +95,67 @@ int seal_unlock(Seal *s, const uint8_t *pass, size_t pass_len);
 int seal_new_passphrase(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t **mkp);
 
 /*
- * Rekey (crash-safe; docs/security.md): seal_rekey_begin() makes the new
- * master key N (a new passphrase: passphrase.params.new; generated: random)
- * and records it in rekey.pending, sealed under the current key O. The
- * caller re-seals every key file under N (each an atomic rename), then
- * seal_rekey_commit() puts N in place (master.key, or passphrase.params)
- * and removes rekey.pending. At any moment every key file opens under O or
- * N, and seal_rekey_pending() gives N back after a crash.
+ * Rekey (crash-safe; docs/security.md). The target: a new master key file
+ * (FILE, from any source), a new passphrase (PASSPHRASE, from any source),
+ * or a new random key (GENERATED, from a generated key only).
+ * seal_rekey_begin() makes the new key N (a new passphrase:
+ * passphrase.params.new) and records it in rekey.pending, sealed under the
+ * current key O, with the target. The caller re-seals every key file under
+ * N (each an atomic rename), then seal_rekey_commit() writes master.check
+ * under N (the commit point: from then on N is the master key), puts N in
+ * place (master.key, or passphrase.params; the old source's files in the
+ * state directory are removed) and removes rekey.pending.
+ * At any moment every key file opens under O or N. After a crash, with O:
+ * seal_rekey_pending() gives N back (SEAL_PENDING_OPEN) and
+ * seal_rekey_committed(N) says whether the commit point was passed (roll
+ * forward with seal_rekey_finish()) or not (roll back, or forward for a
+ * generated key); with N: the record does not open (SEAL_PENDING_FOREIGN)
+ * but master.check does (seal_rekey_committed(current key)).
+ * seal_check(): the current key against master.check (a completed rekey
+ * to another key, and sigild given the old one: SEAL_E_WRONG with an error
+ * logged that names the key to use).
  */
 #define SEAL_REKEY_FILE "rekey.pending"
-int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, uint8_t **np);
-int seal_rekey_commit(Seal *s, uint8_t *n);
-/* with the current key unlocked: 0 and *np (NULL if there is no
- * rekey.pending; else N, which it holds sealed under the current key),
- * SEAL_E_WRONG if it does not open, or -errno */
-int seal_rekey_pending(Seal *s, uint8_t **np);
+#define SEAL_CHECK_FILE "master.check"
+
+typedef struct SealRekey {
+	SealSource to;   /* SEAL_SRC_FILE, _PASSPHRASE or _GENERATED */
+	char *path;      /* FILE: the new key's file (malloc'd) */
+	uint8_t *n;      /* the new key (mk_alloc) */
+} SealRekey;
+
+typedef enum SealPending {
+	SEAL_PENDING_NONE,    /* no rekey.pending */
+	SEAL_PENDING_OPEN,    /* it opens under the current key: *rk filled */
+	SEAL_PENDING_FOREIGN, /* it does not (the current key is N, or wrong) */
+	SEAL_PENDING_FOREIGN_V1, /* the same, in the format of an older sigild */
+} SealPending;
+
+/* @pass: a new passphrase, or @new_key_file: an absolute path (neither: a
+ * new generated key, generated source only). SEAL_E_INVALID with @why for
+ * a bad request; SEAL_E_NEED_PASSPHRASE; or -errno. */
+int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, const char *new_key_file, SealRekey *rk,
+                     char *why, size_t why_len);
+/* the commit point, then seal_rekey_finish(adopt); frees *rk on success */
+int seal_rekey_commit(Seal *s, SealRekey *rk);
+/* put N in place for rk->to and remove rekey.pending (idempotent); adopt:
+ * the seal takes N, the target source and path. Frees *rk on success. */
+int seal_rekey_finish(Seal *s, SealRekey *rk, bool adopt);
+/* remove rekey.pending and passphrase.params.new; frees *rk */
+void seal_rekey_abort(Seal *s, SealRekey *rk);
+void seal_rekey_free(SealRekey *rk);
+/* with the current key unlocked: 0 (*state), SEAL_E_INVALID or -errno */
+int seal_rekey_pending(Seal *s, SealRekey *rk, SealPending *state);
+/* does master.check open under @key? 1 (rk->to and rk->path set from it
+ * when rk is not NULL), 0 (no, or no master.check), or -errno */
+int seal_rekey_committed(Seal *s, const uint8_t *key, SealRekey *rk);
+/* 0 (no master.check, or it opens under the current key), SEAL_E_WRONG
+ * (error logged: which key to use), SEAL_E_INVALID, or -errno */
+int seal_check(Seal *s);
+/* there is no key where the source says (no master.key, no
+ * passphrase.params): SEAL_E_WRONG naming the key of the last rekey if
+ * master.check exists, else 0 (a first start) */
+int seal_check_missing_key(Seal *s);
 
 /* guarded locked memory for a master key (sodium_malloc); mk_free wipes
  * and frees, NULL is a no-op, returns NULL */

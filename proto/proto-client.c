@@ -248,13 +248,16 @@ static int encode_params(Enc *e, const ProtoRequest *req)
 		/* the three share one layout */
 		bool has = req->u.lock.has_passphrase;
 		ProtoBytes pp = req->u.lock.passphrase;
+		const char *file = req->method == PROTO_METHOD_REKEY ? req->u.rekey.master_key_file : NULL;
 
-		enc_map(e, has ? 1 : 0);
+		enc_map(e, (has ? 1 : 0) + (file ? 1 : 0));
 		if (has) {
 			enc_str(e, "passphrase");
 			if (msgpack_pack_str_with_body(&e->pk, pp.data, pp.len) != 0)
 				e->failed = 1;
 		}
+		if (file)
+			enc_kv_str(e, "master_key_file", file);
 		return 0;
 	}
 	case _PROTO_METHOD_N:
@@ -297,6 +300,7 @@ int proto_request_encode(ProtoBuf *out, const ProtoRequest *req)
 /* Storage owned by a decoded response. */
 typedef struct RespPriv {
 	ProtoKeyInfo *keys;
+	ProtoKeyPolicy *policies; /* the keys' policies, one slot per key */
 	bool *valid;
 	char *server;
 	char **features;
@@ -376,8 +380,85 @@ static int get_i64(const msgpack_object *map, const char *key, int64_t *out)
 	return 0;
 }
 
-static int decode_key(ProtoKeyInfo *k, const msgpack_object *o, char *errmsg)
+/* an array of at most max ids into ids; -1 if malformed */
+static int get_ids(const msgpack_object *v, uint32_t *ids, size_t *np, size_t max)
 {
+	if (v->type != MSGPACK_OBJECT_ARRAY || v->via.array.size > max)
+		return -1;
+	for (uint32_t i = 0; i < v->via.array.size; i++) {
+		const msgpack_object *e = &v->via.array.ptr[i];
+
+		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER || e->via.u64 > UINT32_MAX)
+			return -1;
+		ids[i] = (uint32_t)e->via.u64;
+	}
+	*np = v->via.array.size;
+	return 0;
+}
+
+/* key info field "policy" (proto.h ProtoKeyPolicy); -1 if malformed */
+static int decode_policy(ProtoKeyPolicy *p, const msgpack_object *o)
+{
+	const msgpack_object *v;
+
+	memset(p, 0, sizeof(*p));
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return -1;
+	p->set = true;
+	if ((v = map_get(o, "ops"))) {
+		if (v->type != MSGPACK_OBJECT_ARRAY)
+			return -1;
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			const msgpack_object *e = &v->via.array.ptr[i];
+
+			if (e->type != MSGPACK_OBJECT_STR)
+				return -1;
+			if (e->via.str.size == 4 && memcmp(e->via.str.ptr, "sign", 4) == 0)
+				p->ops |= PROTO_OP_SIGN;
+			else if (e->via.str.size == 2 && memcmp(e->via.str.ptr, "dh", 2) == 0)
+				p->ops |= PROTO_OP_DH;
+			else
+				return -1;
+		}
+	}
+	if (map_get(o, "expires") && (get_i64(o, "expires", &p->expires) < 0 || p->expires < 0))
+		return -1;
+	if ((v = map_get(o, "uids")) && get_ids(v, p->uids, &p->n_uids, PROTO_POLICY_IDS_MAX) < 0)
+		return -1;
+	if ((v = map_get(o, "gids")) && get_ids(v, p->gids, &p->n_gids, PROTO_POLICY_IDS_MAX) < 0)
+		return -1;
+	if ((v = map_get(o, "exes"))) {
+		if (v->type != MSGPACK_OBJECT_ARRAY || v->via.array.size > PROTO_POLICY_EXES_MAX)
+			return -1;
+		for (uint32_t i = 0; i < v->via.array.size; i++) {
+			const msgpack_object *e = &v->via.array.ptr[i];
+
+			if (e->type != MSGPACK_OBJECT_STR || e->via.str.size >= PROTO_POLICY_EXE_MAX ||
+			    memchr(e->via.str.ptr, '\0', e->via.str.size))
+				return -1;
+			memcpy(p->exes[i], e->via.str.ptr, e->via.str.size);
+			p->exes[i][e->via.str.size] = '\0';
+		}
+		p->n_exes = v->via.array.size;
+	}
+	if ((v = map_get(o, "max_signs"))) {
+		if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return -1;
+		p->max_signs = v->via.u64;
+	}
+	if ((v = map_get(o, "rate"))) {
+		if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER || v->via.u64 > UINT32_MAX)
+			return -1;
+		p->rate = (uint32_t)v->via.u64;
+	}
+	return 0;
+}
+
+/* @pol: where the key's policy goes (k->policy then points to it) */
+static int decode_key(ProtoKeyInfo *k, ProtoKeyPolicy *pol, const msgpack_object *o, char *errmsg)
+{
+	const msgpack_object *pv;
+
 	char type[16];
 	int t;
 
@@ -413,6 +494,13 @@ static int decode_key(ProtoKeyInfo *k, const msgpack_object *o, char *errmsg)
 	if (map_get(o, "created") && get_i64(o, "created", &k->created) < 0) {
 		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.created");
 		return PROTO_E_BAD_REQUEST;
+	}
+	if ((pv = map_get(o, "policy")) && pv->type != MSGPACK_OBJECT_NIL) {
+		if (decode_policy(pol, pv) < 0) {
+			snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.policy");
+			return PROTO_E_BAD_REQUEST;
+		}
+		k->policy = pol;
 	}
 	return 0;
 }
@@ -499,16 +587,20 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 		v = map_get(res, "key");
 		if (!v)
 			BAD("key");
-		return decode_key(&resp->u.key, v, errmsg);
+		priv->policies = calloc(1, sizeof(ProtoKeyPolicy));
+		if (!priv->policies)
+			return -ENOMEM;
+		return decode_key(&resp->u.key, priv->policies, v, errmsg);
 	case PROTO_METHOD_KEY_LIST:
 		v = map_get(res, "keys");
 		if (!v || v->type != MSGPACK_OBJECT_ARRAY)
 			BAD("keys");
 		priv->keys = calloc(v->via.array.size ? v->via.array.size : 1, sizeof(ProtoKeyInfo));
-		if (!priv->keys)
+		priv->policies = calloc(v->via.array.size ? v->via.array.size : 1, sizeof(ProtoKeyPolicy));
+		if (!priv->keys || !priv->policies)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < v->via.array.size; i++) {
-			int r = decode_key(&priv->keys[i], &v->via.array.ptr[i], errmsg);
+			int r = decode_key(&priv->keys[i], &priv->policies[i], &v->via.array.ptr[i], errmsg);
 
 			if (r)
 				return r;
@@ -722,6 +814,7 @@ void proto_response_deinit(ProtoResponse *resp)
 
 	if (priv) {
 		free(priv->keys);
+		free(priv->policies);
 		free(priv->valid);
 		free(priv->server);
 		for (size_t i = 0; i < priv->n_features; i++)

@@ -405,6 +405,25 @@ static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 
 		/* lock, unlock and rekey share one layout */
 		req->u.lock.has_passphrase = false;
+		req->u.lock.master_key_file = NULL;
+		if (req->method == PROTO_METHOD_REKEY) {
+			const msgpack_object *f = field(p, "master_key_file");
+
+			if (f && f->type != MSGPACK_OBJECT_NIL) {
+				char *path;
+
+				if (f->type != MSGPACK_OBJECT_STR || f->via.str.size < 2 ||
+				    f->via.str.size >= PROTO_PATH_MAX || f->via.str.ptr[0] != '/' ||
+				    memchr(f->via.str.ptr, '\0', f->via.str.size))
+					return bad(d, "field 'master_key_file' must be an absolute path under %d bytes",
+					           PROTO_PATH_MAX);
+				path = strndup(f->via.str.ptr, f->via.str.size);
+				if (!path)
+					return -ENOMEM;
+				req->priv = path;
+				req->u.rekey.master_key_file = path;
+			}
+		}
 		if (!o || o->type == MSGPACK_OBJECT_NIL)
 			return 0;
 		if (o->type != MSGPACK_OBJECT_STR && o->type != MSGPACK_OBJECT_BIN)

@@ -37,6 +37,7 @@
 #define PROTO_LABEL_MAX 64        /* labels match [A-Za-z0-9._@+-]{1,64} */
 #define PROTO_CONTEXT_MAX 255     /* RFC 8032 context length limit */
 #define PROTO_PASSPHRASE_MAX 1024
+#define PROTO_PATH_MAX 4096 /* rekey master_key_file, NUL included */
 #define PROTO_FINGERPRINT_MAX 64  /* "SHA256:" + 43 base64 chars + NUL = 51 */
 #define PROTO_MESSAGE_MAX 256     /* error message text, NUL included */
 #define PROTO_KEY_LEN 32          /* public keys, seeds, X25519 peers, secrets */
@@ -208,7 +209,11 @@ typedef struct ProtoRequest {
 		struct {
 			bool has_passphrase;
 			ProtoBytes passphrase; /* str or bin, <= PROTO_PASSPHRASE_MAX */
-		} lock, unlock, rekey; /* rekey: the new passphrase (passphrase mode) */
+			/* rekey only: param "master_key_file", the new master key's
+			 * file (absolute, < PROTO_PATH_MAX bytes); NULL: absent.
+			 * Decoder-owned (priv). */
+			const char *master_key_file;
+		} lock, unlock, rekey; /* rekey: the new passphrase, or master_key_file */
 		struct {
 			uint64_t limit;       /* the last lines to return (default 100) */
 		} audit;

@@ -863,6 +863,310 @@ def test_rekey_passphrase_and_kill9(tmp):
     print(f"# rekey killed mid-way (rekey.pending left) in {mid} of 10 rounds", flush=True)
 
 
+def new_key_file(tmp, name, hexform=False):
+    p = os.path.join(tmp, name)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    k = os.urandom(32)
+    os.write(fd, (k.hex() + "\n").encode() if hexform else k)
+    os.close(fd)
+    return p, k
+
+
+def all_open_under(d, mk, privs):
+    for label, priv in privs.items():
+        data = open(os.path.join(d.state, "keys", label + ".key"), "rb").read()
+        assert open_keyfile(data, mk) == priv.private_bytes(RAW, RAWPRIV, NOENC), label
+
+
+def test_rekey_every_source(tmp):
+    """rekey from a key file, a credential, a passphrase and a generated key
+    to a new key file or a new passphrase; the old key after a completed
+    rekey is refused at start with an error naming the new one"""
+    a, ka = new_key_file(tmp, "a", hexform=True)
+    b, kb = new_key_file(tmp, "b")
+    d = Daemon(tmp, args=["--master-key-file", a]).start()
+    c = d.client()
+    privs = {f"k{i}": import_ed(c, f"k{i}")[0] for i in range(4)}
+    # bad requests change nothing
+    assert "--new-master-key-file" in c.expect_error("bad_request", "rekey")
+    c.expect_error("bad_request", "rekey", {"master_key_file": "relative/path"})
+    assert "current master key" in c.expect_error("bad_request", "rekey", {"master_key_file": a})
+    os.chmod(b, 0o644)
+    assert "chmod 600" in c.expect_error("bad_request", "rekey", {"master_key_file": b})
+    os.chmod(b, 0o600)
+    c.expect_error("bad_request", "rekey", {"master_key_file": os.path.join(tmp, "missing")})
+    c.expect_error("bad_request", "rekey", {"master_key_file": b, "passphrase": "x"})
+    all_open_under(d, ka, privs)
+    # key file a -> key file b
+    assert c.call("rekey", {"master_key_file": b})["keys"] == 4
+    all_open_under(d, kb, privs)
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.call("lock")  # unlock now reads b
+    c.call("unlock")
+    check_sign(c, "k0", privs["k0"])
+    c.close()
+    d.stop()
+    assert "set master_key_file" in d.lastlog() or "point master_key_file" in d.lastlog(), d.lastlog()
+    # the old key after the completed rekey: no start, an error naming b
+    assert d.start(args=["--master-key-file", a], expect_exit=True) != 0
+    log = d.lastlog()
+    assert "is not the one the keys are sealed under" in log and b in log, log
+    all_open_under(d, kb, privs)
+    d.start(args=["--master-key-file", b])
+    c = d.client()
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    # key file b -> a new passphrase
+    assert c.call("rekey", {"passphrase": "pw one"})["keys"] == 4
+    check_sign(c, "k1", privs["k1"])
+    c.call("lock")
+    c.expect_error("denied", "unlock")  # now the passphrase
+    c.call("unlock", {"passphrase": "pw one"})
+    c.close()
+    d.stop()
+    assert os.path.exists(os.path.join(d.state, "passphrase.params"))
+    assert d.start(args=["--master-key-file", b], expect_exit=True) != 0
+    assert "a new passphrase" in d.lastlog(), d.lastlog()
+    d.start(args=FAST_PW)
+    c = d.client()
+    assert c.call("status")["locked"] is True
+    c.expect_error("denied", "unlock", {"passphrase": "pw two"})
+    c.call("unlock", {"passphrase": "pw one"})
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    # passphrase -> key file e
+    e, ke = new_key_file(tmp, "e")
+    assert c.call("rekey", {"master_key_file": e})["keys"] == 4
+    c.close()
+    d.stop()
+    for f in ("passphrase.params", "passphrase.params.new", "master.key", "rekey.pending"):
+        assert not os.path.exists(os.path.join(d.state, f)), f
+    all_open_under(d, ke, privs)
+    # no master key given: refused, and no master key is generated
+    assert d.start(args=[], expect_exit=True) != 0
+    assert e in d.lastlog() and not os.path.exists(os.path.join(d.state, "master.key")), d.lastlog()
+    # a credential (the key in e) -> key file f; the old credential is refused
+    cred = os.path.join(tmp, "creds")
+    os.mkdir(cred, 0o700)
+    shutil.copy(e, os.path.join(cred, "master-key"))
+    env = clean_env(CREDENTIALS_DIRECTORY=cred)
+    d.start(args=[], env=env)
+    c = d.client()
+    check_sign(c, "k2", privs["k2"])
+    f, kf = new_key_file(tmp, "f", hexform=True)
+    assert c.call("rekey", {"master_key_file": f})["keys"] == 4
+    c.close()
+    d.stop()
+    all_open_under(d, kf, privs)
+    assert d.start(args=[], env=env, expect_exit=True) != 0
+    assert "systemd credential" in d.lastlog() and f in d.lastlog(), d.lastlog()
+    shutil.copy(f, os.path.join(cred, "master-key"))  # LoadCredentialEncrypted= now gives f's key
+    d.start(args=[], env=env)
+    c = d.client()
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.close()
+    d.stop()
+    # a generated master key -> key file g (master.key is removed)
+    d2 = Daemon(os.path.join(tmp, "gen"))
+    os.makedirs(d2.root, 0o700)
+    d2.start()
+    c = d2.client()
+    p2 = {"g": import_ed(c, "g")[0]}
+    g, kg = new_key_file(tmp, "g")
+    assert c.call("rekey", {"master_key_file": g})["keys"] == 1
+    c.close()
+    d2.stop()
+    assert not os.path.exists(os.path.join(d2.state, "master.key"))
+    all_open_under(d2, kg, p2)
+    assert d2.start(expect_exit=True) != 0
+    assert not os.path.exists(os.path.join(d2.state, "master.key"))
+    d2.start(args=["--master-key-file", g])
+    c = d2.client()
+    check_sign(c, "g", p2["g"])
+    c.close()
+    d2.stop()
+
+
+def test_rekey_file_passphrase_kill9(tmp):
+    """kill -9 at random moments of rekeys between key files and
+    passphrases: after it, the old or the new master key opens every key"""
+    first, _ = new_key_file(tmp, "first")
+    d = Daemon(tmp)
+    d.start()
+    c = d.client()
+    privs = {f"k{i}": import_ed(c, f"k{i}")[0] for i in range(30)}
+    assert c.call("rekey", {"master_key_file": first})["keys"] == 30
+    c.close()
+    d.stop()
+    rnd = random.Random(int.from_bytes(os.urandom(8), "little"))
+
+    def start(src):
+        """a start with src, ("file", path) or ("pw", passphrase): True if
+        every key signs"""
+        args = ["--master-key-file", src[1]] if src[0] == "file" else ["--passphrase", *FAST_PW]
+        try:
+            d.start(args=args)
+        except RuntimeError:
+            return False
+        c = d.client()
+        try:
+            if src[0] == "pw":
+                c.call("unlock", {"passphrase": src[1]})
+            for label, priv in privs.items():
+                check_sign(c, label, priv)
+            return True
+        except (RpcError, AssertionError):
+            return False
+        finally:
+            c.close()
+
+    cur = ("file", first)
+    mid = 0
+    for i in range(12):
+        new = ("pw", f"pw{i}") if i % 2 == 0 else ("file", new_key_file(tmp, f"k{i}")[0])
+        assert start(cur), d.lastlog()[-3000:]
+        c = d.client()
+        c.send("rekey", {"passphrase": new[1]} if new[0] == "pw" else {"master_key_file": new[1]})
+        time.sleep(rnd.uniform(0, 0.03))
+        os.kill(d.proc.pid, signal.SIGKILL)
+        d.proc.wait(20)
+        c.close()
+        mid += os.path.exists(os.path.join(d.state, "rekey.pending"))
+        if start(new):
+            cur = new
+        else:
+            if d.proc.poll() is None:
+                d.stop()
+            assert start(cur), d.lastlog()[-3000:]
+            if "finished an interrupted rekey" in d.lastlog():
+                cur = new  # it was committed: rolled forward
+        d.stop()
+    log = d.logtext()
+    print(f"# rekey killed mid-way (rekey.pending left) in {mid} of 12 rounds; rolled back "
+          f"{log.count('rolled back an interrupted rekey')}, finished {log.count('finished an interrupted rekey')}, "
+          f"committed record tidied {log.count('the rekey it records was committed')}", flush=True)
+
+
+def test_rekey_commit_point_recovery(tmp):
+    """a rekey a -> b killed after its commit point (master.check under b,
+    rekey.pending left): the old key a finishes it (the seal takes b), the
+    new key b tidies up, a third key is refused and touches nothing"""
+    a, ka = new_key_file(tmp, "a")
+    b, kb = new_key_file(tmp, "b")
+    x, _ = new_key_file(tmp, "x")
+    d = Daemon(tmp, args=["--master-key-file", a]).start()
+    c = d.client()
+    privs = {f"k{i}": import_ed(c, f"k{i}")[0] for i in range(3)}
+    assert c.call("rekey", {"master_key_file": b})["keys"] == 3
+    c.close()
+    d.stop()
+    pending_path = os.path.join(d.state, "rekey.pending")
+
+    def leave_pending():
+        hdr = b"SIGILRK2" + bytes([1]) + struct.pack(">H", len(b)) + b.encode()
+        fd = os.open(pending_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, hdr + xchacha_seal(ka, os.urandom(24), kb, hdr))
+        os.close(fd)
+
+    leave_pending()
+    assert d.start(args=["--master-key-file", x], expect_exit=True) != 0
+    assert os.path.exists(pending_path)
+    all_open_under(d, kb, privs)
+    d.start(args=["--master-key-file", a])
+    c = d.client()
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.call("lock")
+    c.call("unlock")  # reads b now
+    check_sign(c, "k0", privs["k0"])
+    c.close()
+    d.stop()
+    assert "finished an interrupted rekey" in d.lastlog() and not os.path.exists(pending_path), d.lastlog()
+    leave_pending()
+    d.start(args=["--master-key-file", b])
+    c = d.client()
+    for label, priv in privs.items():
+        check_sign(c, label, priv)
+    c.close()
+    d.stop()
+    assert "the rekey it records was committed" in d.lastlog() and not os.path.exists(pending_path)
+
+
+def test_max_signs_survives_restart(tmp):
+    """a max_signs count survives a restart and a kill -9: never more than
+    max_signs signatures in total; a missing count file counts as used up"""
+    d = Daemon(tmp).start()
+    c = d.client()
+    pub = c.call("key.generate", {"type": "ed25519", "label": "lim", "policy": {"max_signs": 40}})["key"]["public_key"]
+    c.call("key.generate", {"type": "ed25519", "label": "lost", "policy": {"max_signs": 3}})
+    c.call("key.generate", {"type": "ed25519", "label": "free"})
+    assert os.path.exists(os.path.join(d.state, "keys", "lim.uses"))
+    assert not os.path.exists(os.path.join(d.state, "keys", "free.uses"))
+    pk = Ed25519PublicKey.from_public_bytes(pub)
+    good = set()
+
+    def sign(c, i):
+        msg = b"m%d" % i
+        sig = c.call("sign", {"key": "lim", "message": msg})["signature"]
+        pk.verify(sig, msg)
+        good.add(msg)
+
+    for i in range(5):
+        sign(c, i)
+    c.call("sign", {"key": "lost", "message": b"x"})
+    c.close()
+    d.restart()
+    c = d.client()
+    for i in range(5, 8):
+        sign(c, i)
+    # kill -9 while pipelined signs are in flight; count what came back
+    rnd = random.Random(int.from_bytes(os.urandom(8), "little"))
+    for rnd_i in range(3):
+        c.close()
+        c = d.client()
+        for i in range(6):
+            c.send("sign", {"key": "lim", "message": b"p%d-%d" % (rnd_i, i)})
+        time.sleep(rnd.uniform(0, 0.01))
+        os.kill(d.proc.pid, signal.SIGKILL)
+        d.proc.wait(20)
+        try:
+            for i in range(6):
+                _, _, err, res = c.recv()
+                if err is None:
+                    good.add(res["signature"])
+        except (EOFError, OSError):
+            pass
+        c.close()
+        d.start()
+        c = d.client()
+    i = 100
+    while True:
+        try:
+            sign(c, i)
+        except RpcError as e:
+            assert e.code == "denied" and "rule max_signs" in e.message, e
+            break
+        i += 1
+        assert len(good) <= 40, len(good)
+    assert len(good) <= 40, len(good)
+    print(f"# {len(good)} signatures released of a limit of 40 (3 kill -9 rounds)", flush=True)
+    c.close()
+    d.stop()
+    os.unlink(os.path.join(d.state, "keys", "lost.uses"))
+    d.start()
+    c = d.client()
+    msg = c.expect_error("denied", "sign", {"key": "lost", "message": b"x"})
+    assert "rule max_signs" in msg, msg
+    c.call("sign", {"key": "free", "message": b"x"})
+    c.call("key.delete", {"label": "lim"})
+    c.close()
+    d.stop()
+    assert "lost.uses is missing" in d.lastlog(), d.lastlog()
+    assert not os.path.exists(os.path.join(d.state, "keys", "lim.uses"))
+
+
 def test_sigil_command(tmp):
     """sigil keygen/import with a policy, list, audit, rekey, lock/unlock"""
     sigil = os.environ.get("SIGIL")
@@ -916,6 +1220,114 @@ def test_sigil_command(tmp):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     d.stop()
+
+
+def test_sigil_list_policy_and_rekey_file(tmp):
+    """sigil list shows each key's policy (text and --json); sigil rekey
+    --new-master-key-file"""
+    import json
+    sigil = os.environ.get("SIGIL")
+    assert sigil, "SIGIL (the sigil command) is not set"
+    d = Daemon(tmp).start()
+
+    def run(*args, ok=True):
+        r = subprocess.run([sigil, "-s", d.sock, *args], capture_output=True, text=True, timeout=60)
+        if ok:
+            assert r.returncode == 0, (args, r.returncode, r.stderr)
+        return r
+    run("keygen", "--allow-op", "sign", "--max-signs", "7", "--allow-uid", "0", "--allow-uid", "5",
+        "--allow-gid", "6", "--expires", "+3600", "--rate", "60", "--allow-exe", "/usr/bin/true", "pol")
+    run("keygen", "plain")
+    out = run("list").stdout.splitlines()
+    i = [n for n, l in enumerate(out) if l.startswith("pol ")][0]
+    line = out[i + 1]
+    assert line.startswith("  policy: ops=sign expires=") and line.endswith(
+        " uids=0,5 gids=6 exes=/usr/bin/true max_signs=7 rate=60/min"), line
+    j = [n for n, l in enumerate(out) if l.startswith("plain ")][0]
+    assert j + 1 == len(out) or not out[j + 1].startswith("  policy:"), out
+    keys = {k["label"]: k for k in json.loads(run("--json", "list").stdout)["keys"]}
+    p = keys["pol"]["policy"]
+    assert p["ops"] == ["sign"] and p["uids"] == [0, 5] and p["gids"] == [6] and p["exes"] == ["/usr/bin/true"]
+    assert p["max_signs"] == 7 and p["rate"] == 60 and abs(p["expires"] - time.time() - 3600) < 60, p
+    assert "policy" not in keys["plain"], keys["plain"]
+    # rekey to a key file given by a relative path (sigil makes it absolute)
+    nk, knew = new_key_file(tmp, "new.key")
+    r = subprocess.run([sigil, "-s", d.sock, "rekey", "--new-master-key-file", "new.key"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "2 keys re-sealed" in r.stdout and nk in r.stdout, (r.stdout, r.stderr)
+    r = run("rekey", "--new-master-key-file", nk, "--passphrase-file", nk, ok=False)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    d.stop()
+    data = open(os.path.join(d.state, "keys", "plain.key"), "rb").read()
+    assert len(open_keyfile(data, knew)) == 32
+
+
+def test_config_file_at_rest(tmp):
+    """master_key_file, audit_file, auto_lock, passphrase and pwhash_* in
+    the configuration file; the command line wins; bad values are errors"""
+    mk, kmk = new_key_file(tmp, "mk")
+    audit = os.path.join(tmp, "audit.log")
+    conf = os.path.join(tmp, "sigil.conf")
+    with open(conf, "w") as f:
+        f.write(f"master_key_file = {mk}\naudit_file = {audit}\nauto_lock = 2s\n")
+    d = Daemon(tmp, args=["--config", conf]).start()
+    c = d.client()
+    priv, _ = import_ed(c, "k")
+    check_sign(c, "k", priv)
+    assert "master key: master key file" in d.lastlog()
+    deadline = time.time() + 20
+    while c.call("status")["locked"] is False:
+        assert time.time() < deadline, "auto_lock = 2s did not lock"
+        time.sleep(0.2)
+    c.expect_error("locked", "sign", {"key": "k", "message": b"m"})
+    c.call("unlock")
+    check_sign(c, "k", priv)
+    c.close()
+    d.stop()
+    data = open(os.path.join(d.state, "keys", "k.key"), "rb").read()
+    assert open_keyfile(data, kmk) == priv.private_bytes(RAW, RAWPRIV, NOENC)
+    assert not os.path.exists(os.path.join(d.state, "master.key"))
+    assert "key=k" in open(audit).read()
+    # the command line wins over the file
+    other, _ = new_key_file(tmp, "other")
+    d.start(args=["--config", conf, "--master-key-file", other, "--auto-lock", "1000m"])
+    c = d.client()
+    assert c.call("key.list")["keys"] == []
+    c.close()
+    d.stop()
+    # passphrase = yes and fast Argon2id limits from the file
+    d2 = Daemon(os.path.join(tmp, "pw"))
+    os.makedirs(d2.root, 0o700)
+    conf2 = os.path.join(tmp, "pw.conf")
+    with open(conf2, "w") as f:
+        f.write("passphrase = yes\npwhash_ops = 1\npwhash_mem_kib = 8\nephemeral = no\n")
+    d2.start(args=["--config", conf2])
+    c = d2.client()
+    assert c.call("status")["locked"] is True
+    c.call("unlock", {"passphrase": "p"})
+    c.close()
+    d2.stop()
+    params = open(os.path.join(d2.state, "passphrase.params"), "rb").read()
+    assert struct.unpack(">QQ", params[10:26]) == (1, 8192), params[10:26]
+    # ephemeral = yes: nothing on disk
+    conf3 = os.path.join(tmp, "eph.conf")
+    with open(conf3, "w") as f:
+        f.write("ephemeral = yes\n")
+    d3 = Daemon(os.path.join(tmp, "eph"))
+    os.makedirs(d3.root, 0o700)
+    d3.start(args=["--config", conf3])
+    c = d3.client()
+    import_ed(c, "e")
+    c.close()
+    d3.stop()
+    assert "--ephemeral" in d3.lastlog() and not os.path.exists(os.path.join(d3.state, "keys", "e.key"))
+    for bad, what in (("master_key_file = relative\n", "master_key_file"), ("passphrase = maybe\n", "passphrase"),
+                      ("auto_lock = 5h\n", "auto_lock"), ("pwhash_ops = 0\n", "pwhash_ops"),
+                      ("audit_file = x\n", "audit_file"), ("pwhash_mem_kib = 1\n", "pwhash_mem_kib")):
+        with open(conf, "w") as f:
+            f.write(bad)
+        assert d.start(args=["--config", conf], expect_exit=True) != 0
+        assert what in d.lastlog(), (bad, d.lastlog())
 
 
 def test_auto_lock(tmp):
@@ -984,7 +1396,13 @@ TESTS = [
     test_format_opens_independently,
     test_rekey,
     test_rekey_passphrase_and_kill9,
+    test_rekey_every_source,
+    test_rekey_file_passphrase_kill9,
+    test_rekey_commit_point_recovery,
+    test_max_signs_survives_restart,
     test_sigil_command,
+    test_sigil_list_policy_and_rekey_file,
+    test_config_file_at_rest,
     test_auto_lock,
     test_export,
 ]

@@ -165,6 +165,11 @@ sigil_error sigil_client_key_import_policy(sigil_client *c, sigil_key_info *out,
 
 /* *keysp is a malloc'd array of *np keys (NULL when there are none). */
 sigil_error sigil_client_key_list(sigil_client *c, sigil_key_info **keysp, size_t *np);
+/* The same, and each key's policy (set at generate/import): *policiesp is
+ * one malloc'd block of *np policies (free it with free(); its exes point
+ * into it); a key without a policy has an all-zero one. */
+sigil_error sigil_client_key_list_policies(sigil_client *c, sigil_key_info **keysp,
+                                           sigil_key_policy **policiesp, size_t *np);
 sigil_error sigil_client_key_public(sigil_client *c, sigil_key_info *out, const char *label);
 sigil_error sigil_client_key_delete(sigil_client *c, const char *label);
 /* The seed of an exportable key (secret: wipe it after use). Refused with
@@ -202,9 +207,15 @@ sigil_error sigil_client_dh(sigil_client *c, uint8_t shared[32], const char *lab
 /* passphrase may be NULL (none sent). */
 sigil_error sigil_client_lock(sigil_client *c, const char *passphrase);
 sigil_error sigil_client_unlock(sigil_client *c, const char *passphrase);
-/* Re-seals every key under a new master key: the new passphrase (passphrase
- * mode) or NULL (a generated master key). *keysp (may be NULL): how many. */
+/* Re-seals every key under a new master key: the new passphrase (from any
+ * source; sigild then starts locked) or NULL (a new generated master key,
+ * when the current one is generated). *keysp (may be NULL): how many. */
 sigil_error sigil_client_rekey(sigil_client *c, const char *new_passphrase, uint64_t *keysp);
+/* Re-seals every key under the master key in new_master_key_file (an
+ * absolute path that sigild reads: 32 bytes or 64 hex digits, mode 0600),
+ * from any master key source. Point sigild's configuration at that key
+ * before its next start (docs/security.md). */
+sigil_error sigil_client_rekey_file(sigil_client *c, const char *new_master_key_file, uint64_t *keysp);
 /* The last limit (0: 100) audit lines, oldest first: *linesp is a malloc'd
  * NULL-terminated array of malloc'd strings; free it with
  * sigil_client_strv_free(). */
