@@ -968,6 +968,11 @@ def test_rekey_every_source(tmp):
         check_sign(c, label, priv)
     c.close()
     d.stop()
+    # after all these rekeys no state file holds a seed in plain form
+    for path, data in all_state_bytes(d):
+        for priv in privs.values():
+            seed = priv.private_bytes(RAW, RAWPRIV, NOENC)
+            assert seed not in data and seed.hex().encode() not in data, path
     # a generated master key -> key file g (master.key is removed)
     d2 = Daemon(os.path.join(tmp, "gen"))
     os.makedirs(d2.root, 0o700)
