@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * audit.c - the audit trail (loop thread only)
+ *
+ * Lines go to stderr through log_info() (stderr is fully buffered once
+ * the server listens, server.c) and to the audit file through a memory
+ * buffer. audit_flush() writes both; the server calls it once per loop
+ * iteration, before it writes the answers of that iteration (server.c:
+ * server_on_flush), and at exit. The file gets one write(2) and one
+ * fdatasync(2) per flush (group commit): an answer never leaves before the
+ * audit line of its operation is on disk, and a crash (or kill -9) loses
+ * at most the lines of operations whose answers had not been written yet.
+ * Only the loop thread writes either buffer, and the file buffer is cut
+ * after whole lines only, so lines stay whole and never interleave.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,10 +24,20 @@
 #include "audit.h"
 #include "log.h"
 
+/* pending bytes that force a flush at once instead of at the end of the
+ * loop iteration */
+#define AUDIT_PENDING_MAX (64u << 10)
+
+typedef struct Pending {
+	char data[AUDIT_PENDING_MAX + AUDIT_LINE_MAX + 8];
+	size_t len;
+} Pending;
+
 static char ring[AUDIT_RING][AUDIT_LINE_MAX];
 static size_t ring_next, ring_count;
 static int audit_fd = -1;
 static bool to_stderr = true;
+static Pending out_file;
 
 int audit_open_file(const char *path)
 {
@@ -23,6 +45,7 @@ int audit_open_file(const char *path)
 
 	if (fd < 0)
 		return -errno;
+	audit_flush();
 	if (audit_fd >= 0)
 		close(audit_fd);
 	audit_fd = fd;
@@ -31,6 +54,7 @@ int audit_open_file(const char *path)
 
 void audit_close(void)
 {
+	audit_flush();
 	if (audit_fd >= 0)
 		close(audit_fd);
 	audit_fd = -1;
@@ -38,7 +62,49 @@ void audit_close(void)
 
 void audit_set_stderr(bool on)
 {
+	audit_flush();
 	to_stderr = on;
+}
+
+/* write p whole (one write(2) unless the kernel takes less). Return: 0 or
+ * -errno (the rest is dropped: a failing file must not grow memory
+ * without bound) */
+static int write_lines(int fd, Pending *p)
+{
+	size_t off = 0;
+	int r = 0;
+
+	while (off < p->len) {
+		ssize_t w = write(fd, p->data + off, p->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r = w < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)w;
+	}
+	p->len = 0;
+	return r;
+}
+
+void audit_flush(void)
+{
+	int r;
+
+	fflush(stderr);
+	if (out_file.len > 0) {
+		if (audit_fd < 0) {
+			out_file.len = 0;
+			return;
+		}
+		r = write_lines(audit_fd, &out_file);
+		if (r == 0 && fdatasync(audit_fd) < 0 && errno != EINVAL)
+			r = -errno;
+		if (r < 0)
+			log_err("cannot append to the audit file: %s", strerror(-r));
+	}
 }
 
 /* copy s into a field value: no spaces, quotes or control characters */
@@ -53,17 +119,24 @@ static void clean(char *out, size_t n, const char *s)
 		out[0] = '-', out[1] = '\0';
 }
 
+static void pending_add(Pending *p, const char *line, size_t len)
+{
+	memcpy(p->data + p->len, line, len);
+	p->data[p->len + len] = '\n';
+	p->len += len + 1;
+}
+
 void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const char *fingerprint,
                  const char *op, const char *result, const char *why)
 {
-	char *line = ring[ring_next], ts[32], e[256], w[256];
+	char *line = ring[ring_next], e[256], w[256];
 	struct timespec now;
 	struct tm tm;
+	size_t len;
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	clean(e, sizeof(e), exe);
 	if (why) {
 		size_t i = 0;
@@ -72,26 +145,23 @@ void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const
 			w[i++] = (*why < ' ' || *why == '"') ? '\'' : *why;
 		w[i] = '\0';
 	}
-	n = snprintf(line, AUDIT_LINE_MAX, "audit: time=%s uid=%u pid=%d exe=%s key=%s fp=%s op=%s result=%s%s%s%s",
-	             ts, (unsigned)uid, (int)pid, e, label && *label ? label : "-",
-	             fingerprint && *fingerprint ? fingerprint : "-", op, result, why ? " why=\"" : "",
-	             why ? w : "", why ? "\"" : "");
+	n = snprintf(line, AUDIT_LINE_MAX,
+	             "audit: time=%04d-%02d-%02dT%02d:%02d:%02dZ uid=%u pid=%d exe=%s key=%s fp=%s op=%s result=%s%s%s%s",
+	             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)uid,
+	             (int)pid, e, label && *label ? label : "-", fingerprint && *fingerprint ? fingerprint : "-", op,
+	             result, why ? " why=\"" : "", why ? w : "", why ? "\"" : "");
 	if (n < 0)
 		return;
+	len = strnlen(line, AUDIT_LINE_MAX);
 	ring_next = (ring_next + 1) % AUDIT_RING;
 	if (ring_count < AUDIT_RING)
 		ring_count++;
 	if (to_stderr)
 		log_info("%s", line);
 	if (audit_fd >= 0) {
-		char buf[AUDIT_LINE_MAX + 1];
-		size_t len = strlen(line);
-
-		memcpy(buf, line, len);
-		buf[len++] = '\n';
-		/* one write with O_APPEND: lines never interleave */
-		if (write(audit_fd, buf, len) != (ssize_t)len)
-			log_err("cannot append to the audit file: %s", strerror(errno));
+		pending_add(&out_file, line, len);
+		if (out_file.len >= AUDIT_PENDING_MAX)
+			audit_flush();
 	}
 }
 

@@ -7,8 +7,10 @@
  *          result=<ok|denied|locked|not_found|error> [why="<text>"]
  *
  * on one line, to stderr (the journal under systemd) and, with
- * --audit-file, appended to that file (O_APPEND, one write per line, not
- * fsync'd). The last AUDIT_RING lines are kept in memory for the "audit"
+ * --audit-file, appended to that file (O_APPEND). Lines are buffered and
+ * written by audit_flush(), once per loop iteration before that
+ * iteration's answers; the file gets one write and one fdatasync per
+ * flush (group commit, audit.c says what a crash can lose). The last AUDIT_RING lines are kept in memory for the "audit"
  * method (`sigil audit`). Never a message, a seed, or a passphrase.
  */
 #ifndef SIGIL_DAEMON_AUDIT_H
@@ -26,6 +28,9 @@ int audit_open_file(const char *path);
 void audit_close(void);
 /* stderr on (default) or off */
 void audit_set_stderr(bool on);
+
+/* write the buffered lines (stderr, and the file with fdatasync) */
+void audit_flush(void);
 
 void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const char *fingerprint,
                  const char *op, const char *result, const char *why);

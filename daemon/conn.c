@@ -8,6 +8,12 @@
  * stops taking frames from its buffer; it resumes below CONN_WRITE_LOW.
  * Memory per connection is thus bounded by the frame limit, the write
  * high-water mark and the in-flight limit.
+ *
+ * Answers are only appended here; conn_flush_all() writes them once per
+ * loop iteration (server.h), after the audit lines they account for.
+ * Fairness: one connection runs at most CONN_FRAMES_PER_TURN frames per
+ * turn; then it stops reading and the server's idle handle gives it its
+ * next turn after the other connections had theirs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +21,7 @@
 
 #include <sigil/crypto.h>
 
+#include "audit.h"
 #include "log.h"
 #include "server.h"
 
@@ -26,6 +33,20 @@ typedef struct Write {
 } Write;
 
 static int conn_flush(Conn *c);
+static void conn_on_resume(uv_idle_t *h);
+
+/* answers to write at the end of this loop iteration */
+static void conn_mark_dirty(Conn *c)
+{
+	Server *s = c->server;
+
+	if (c->dirty)
+		return;
+	c->dirty = true;
+	c->n_refs++;
+	c->dirty_next = s->dirty;
+	s->dirty = c;
+}
 
 /* one read buffer for all connections: reads are copied into the reader at
  * once, and the buffer is wiped after each read (it may hold a seed) */
@@ -129,19 +150,17 @@ static void conn_on_write(uv_write_t *req, int status)
 		conn_close(c);
 		return;
 	}
-	/* everything encoded meanwhile goes out in one write */
-	if (c->out.len > 0 && conn_flush(c) < 0) {
-		log_warn("cannot write to uid %d pid %d; closing the connection", (int)c->uid, (int)c->pid);
-		conn_close(c);
-		return;
-	}
+	/* everything encoded meanwhile goes out in one write, with the
+	 * iteration's other answers */
+	if (c->out.len > 0)
+		conn_mark_dirty(c);
 	if (c->close_after_write && conn_idle(c)) {
 		conn_close(c);
 		return;
 	}
 	/* reading stopped for the backlog: resume once it has drained to the
 	 * low-water mark (conn_process() stops again if anything else blocks) */
-	if (!c->reading && c->write_bytes < CONN_WRITE_LOW)
+	if (!c->reading && !c->resume && c->write_bytes < CONN_WRITE_LOW)
 		conn_process(c);
 	if (c->server->shutting_down)
 		server_maybe_finish(c->server);
@@ -192,6 +211,40 @@ static int conn_flush(Conn *c)
 	return 0;
 }
 
+void conn_flush_all(Server *s)
+{
+	Conn *list = s->dirty;
+
+	/* the log and audit lines (and the audit file's fdatasync) of these
+	 * answers go first: an answer never leaves before its audit line */
+	audit_flush();
+	s->dirty = NULL;
+	s->turn_requests = 0;
+	while (list) {
+		Conn *c = list;
+
+		list = c->dirty_next;
+		c->dirty_next = NULL;
+		c->dirty = false;
+		c->turn_requests = 0;
+		c->turn_bytes = 0;
+		if (!c->closing) {
+			if (conn_flush(c) < 0) {
+				log_warn("cannot write to uid %d pid %d; closing the connection", (int)c->uid, (int)c->pid);
+				conn_close(c);
+			} else if (c->close_after_write && conn_idle(c)) {
+				conn_close(c);
+			} else if (!c->reading && !c->resume && c->write_bytes < CONN_WRITE_LOW) {
+				/* reading stopped for the backlog: resume */
+				conn_process(c);
+			}
+		}
+		conn_unref(c);
+	}
+	if (s->shutting_down)
+		server_maybe_finish(s);
+}
+
 int conn_send_response(Conn *c, const ProtoResponse *resp)
 {
 	size_t len0 = c->out.len;
@@ -203,7 +256,7 @@ int conn_send_response(Conn *c, const ProtoResponse *resp)
 	if (!r) {
 		c->write_bytes += c->out.len - len0;
 		c->server->requests++;
-		r = conn_flush(c);
+		conn_mark_dirty(c);
 	}
 	if (r < 0) {
 		log_warn("cannot answer uid %d pid %d: %s; closing the connection", (int)c->uid, (int)c->pid,
@@ -299,7 +352,7 @@ static bool conn_may_take(Conn *c)
 
 	if (c->write_bytes >= CONN_WRITE_HIGH)
 		return false;
-	if (c->inflight_bytes >= s->config.max_request_size)
+	if (c->inflight_bytes + c->turn_bytes >= s->config.max_request_size)
 		return false;
 	if (s->inflight_bytes >= SERVER_INFLIGHT_BYTES_FACTOR * s->config.max_request_size) {
 		s->total_blocked = true;
@@ -311,12 +364,24 @@ static bool conn_may_take(Conn *c)
 void conn_process(Conn *c)
 {
 	Server *s = c->server;
+	unsigned n = 0;
 
 	while (!c->closing && !c->close_after_write && !s->shutting_down && conn_may_take(c)) {
 		const uint8_t *frame;
 		size_t len;
-		int k = proto_reader_next(c->reader, &frame, &len);
+		int k;
 
+		if (n == CONN_FRAMES_PER_TURN) {
+			/* its turn is over: the others run first */
+			if (c->reading) {
+				uv_read_stop((uv_stream_t *)&c->pipe);
+				c->reading = false;
+			}
+			c->resume = true;
+			uv_idle_start(&s->resume, conn_on_resume);
+			return;
+		}
+		k = proto_reader_next(c->reader, &frame, &len);
 		if (k == PROTO_READER_NONE)
 			break;
 		if (k != PROTO_READER_FRAME) {
@@ -324,6 +389,7 @@ void conn_process(Conn *c)
 			return;
 		}
 		handler_dispatch(c, frame, len);
+		n++;
 	}
 	if (c->closing || c->close_after_write)
 		return;
@@ -350,6 +416,23 @@ void conn_process(Conn *c)
 			uv_timer_start(&c->idle, conn_on_idle, (uint64_t)s->config.idle_timeout_s * 1000, 0);
 	} else {
 		uv_timer_stop(&c->idle);
+	}
+}
+
+/* the server's idle handle: the connections that used up their turn get
+ * the next one (conn_process starts the handle again if one uses it up
+ * again; while it is active the loop polls without blocking) */
+static void conn_on_resume(uv_idle_t *h)
+{
+	Server *s = h->data;
+
+	uv_idle_stop(h);
+	for (Conn *c = s->conns, *next; c; c = next) {
+		next = c->next;
+		if (!c->resume)
+			continue;
+		c->resume = false;
+		conn_process(c);
 	}
 }
 

@@ -2,11 +2,16 @@
 /*
  * handler.c - dispatch of decoded requests
  *
- * Cheap methods (hello, status, key.list, key.public, key.delete, lock,
- * unlock) are answered at once on the loop thread. sign, verify,
- * verify_batch, dh, key.generate and key.import run on the libuv thread
- * pool, so cheap requests never wait behind expensive ones. Answers may
- * leave in any order; the msgid matches them.
+ * Cheap methods (hello, status, key.list, key.public, key.delete, lock)
+ * and the short private-key and verify operations (sign, dh, verify: 12-35
+ * us of CPU) are answered at once on the loop thread: handing a request of
+ * that size to a pool thread and back costs more than the request (two
+ * thread wake-ups; docs/throughput.md). They are decoded in place in the
+ * connection's read buffer into a Request on the stack: no allocation.
+ * verify_batch, key.generate and key.import run on the libuv thread pool,
+ * so nothing waits behind them; conn.c bounds the frames one connection runs per loop turn, so a
+ * pipelining client does not hold the others up either. Answers may leave
+ * in any order; the msgid matches them.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,10 +33,9 @@ static const char *const features[] = {
 	"verify_batch", "zip215", "lock",
 };
 
-static void request_free(Request *rq)
+/* release what rq holds and wipe it; rq itself is the caller's */
+static void request_clear(Request *rq)
 {
-	if (!rq)
-		return;
 	proto_request_deinit(&rq->req);
 	if (rq->frame) {
 		sigil_wipe(rq->frame, rq->frame_len);
@@ -40,6 +44,13 @@ static void request_free(Request *rq)
 	free(rq->valid);
 	key_unref(rq->key);
 	sigil_wipe(rq, sizeof(*rq));
+}
+
+static void request_free(Request *rq)
+{
+	if (!rq)
+		return;
+	request_clear(rq);
 	free(rq);
 }
 
@@ -70,10 +81,11 @@ static sigil_ed25519_policy policy_of(ProtoPolicy p)
 	return p == PROTO_POLICY_ZIP215 ? SIGIL_ED25519_ZIP215 : SIGIL_ED25519_STRICT;
 }
 
-/* runs on a worker thread: touches only rq and its key */
-static void work_run(uv_work_t *w)
+/* the operation itself, on the loop thread (sign, dh, verify) or a worker
+ * thread (the others): touches only rq and its key (and, for generate and
+ * import, the pending key's file) */
+static void request_run(Request *rq)
 {
-	Request *rq = w->data;
 	ProtoRequest *q = &rq->req;
 	ProtoResponse *p = &rq->resp;
 	Server *s = rq->conn->server;
@@ -165,25 +177,17 @@ static void work_run(uv_work_t *w)
 	}
 }
 
-/* back on the loop thread */
-static void work_done(uv_work_t *w, int status)
+static void work_run(uv_work_t *w)
 {
-	Request *rq = w->data;
-	Conn *c = rq->conn;
+	request_run(w->data);
+}
+
+/* audit and answer a request that ran (loop thread) */
+static void request_answer(Conn *c, Request *rq)
+{
 	Server *s = c->server;
 	ProtoRequest *q = &rq->req;
 
-	c->inflight--;
-	s->inflight--;
-	c->inflight_bytes -= rq->cost;
-	s->inflight_bytes -= rq->cost;
-
-	if (status == UV_ECANCELED) {
-		if (q->method == PROTO_METHOD_KEY_GENERATE || q->method == PROTO_METHOD_KEY_IMPORT)
-			keystore_abort(&s->keystore, rq->key);
-		reply_error(c, rq, PROTO_E_BUSY, "sigild is shutting down");
-		goto out;
-	}
 	switch (q->method) {
 	case PROTO_METHOD_SIGN:
 		audit_rq(c, rq->key, NULL, "sign", rq->r ? "error" : "ok", NULL);
@@ -229,7 +233,28 @@ static void work_done(uv_work_t *w, int status)
 		reply_error(c, rq, PROTO_E_INTERNAL, "no handler");
 		break;
 	}
-out:
+}
+
+/* back on the loop thread */
+static void work_done(uv_work_t *w, int status)
+{
+	Request *rq = w->data;
+	Conn *c = rq->conn;
+	Server *s = c->server;
+	ProtoRequest *q = &rq->req;
+
+	c->inflight--;
+	s->inflight--;
+	c->inflight_bytes -= rq->cost;
+	s->inflight_bytes -= rq->cost;
+
+	if (status == UV_ECANCELED) {
+		if (q->method == PROTO_METHOD_KEY_GENERATE || q->method == PROTO_METHOD_KEY_IMPORT)
+			keystore_abort(&s->keystore, rq->key);
+		reply_error(c, rq, PROTO_E_BUSY, "sigild is shutting down");
+	} else {
+		request_answer(c, rq);
+	}
 	request_free(rq);
 	if (c->close_after_write && conn_idle(c))
 		conn_close(c);
@@ -247,20 +272,45 @@ out:
 	server_maybe_finish(s);
 }
 
+/* the in-flight limits: a request counts from the moment it is taken until
+ * its answer is written, on the pool or answered at once (turn_requests:
+ * answers of this loop iteration, conn_flush_all). Answers busy when one
+ * is reached. */
+static bool admit(Conn *c, Request *rq)
+{
+	Server *s = c->server;
+
+	if (c->inflight + c->turn_requests >= s->config.max_inflight_per_conn) {
+		reply_error(c, rq, PROTO_E_BUSY, "too many requests in flight on this connection (max %u)",
+		            s->config.max_inflight_per_conn);
+		return false;
+	}
+	if (s->inflight + s->turn_requests >= s->config.max_inflight_total) {
+		reply_error(c, rq, PROTO_E_BUSY, "too many requests in flight (max %u)", s->config.max_inflight_total);
+		return false;
+	}
+	return true;
+}
+
+/* sign, dh, verify: run and answer at once, on the loop thread */
+static void run_now(Conn *c, Request *rq, size_t len)
+{
+	if (!admit(c, rq))
+		return;
+	request_run(rq);
+	request_answer(c, rq);
+	c->turn_requests++;
+	c->turn_bytes += len;
+	c->server->turn_requests++;
+}
+
 static void queue(Conn *c, Request *rq)
 {
 	Server *s = c->server;
 	int r;
 
-	if (c->inflight >= s->config.max_inflight_per_conn) {
-		reply_error(c, rq, PROTO_E_BUSY, "too many requests in flight on this connection (max %u)",
-		            s->config.max_inflight_per_conn);
+	if (!admit(c, rq))
 		goto fail;
-	}
-	if (s->inflight >= s->config.max_inflight_total) {
-		reply_error(c, rq, PROTO_E_BUSY, "too many requests in flight (max %u)", s->config.max_inflight_total);
-		goto fail;
-	}
 	rq->work.data = rq;
 	r = uv_queue_work(s->loop, &rq->work, work_run, work_done);
 	if (r < 0) {
@@ -377,35 +427,67 @@ static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, 
 	queue(c, rq);
 }
 
-void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
+/* methods that run on the thread pool: their Request lives on the heap with
+ * its own copy of the frame */
+static bool on_pool(ProtoMethod m)
 {
-	Server *s = c->server;
-	Request *rq;
-	ProtoRequest *q;
+	return m == PROTO_METHOD_VERIFY_BATCH || m == PROTO_METHOD_KEY_GENERATE || m == PROTO_METHOD_KEY_IMPORT;
+}
+
+/* a heap Request for @frame, decoded again from its own copy (the reader's
+ * buffer moves on). Return: NULL when out of memory (answered) */
+static Request *request_heap(Conn *c, const uint8_t *frame, size_t len)
+{
+	Request *rq = calloc(1, sizeof(*rq));
 	char err[PROTO_MESSAGE_MAX];
 	bool has_msgid;
-	int r;
 
-	rq = calloc(1, sizeof(*rq));
 	if (rq)
 		rq->frame = malloc(len ? len : 1);
 	if (!rq || !rq->frame) {
 		free(rq);
 		conn_send_error(c, false, 0, PROTO_E_INTERNAL, "out of memory");
-		return;
+		return NULL;
 	}
 	memcpy(rq->frame, frame, len);
 	rq->frame_len = len;
 	rq->conn = c;
+	if (proto_request_decode(&rq->req, &has_msgid, rq->frame, len, err) != 0) {
+		/* decoded once already: only memory can fail */
+		conn_send_error(c, has_msgid, rq->req.msgid, PROTO_E_INTERNAL, "out of memory");
+		request_free(rq);
+		return NULL;
+	}
+	return rq;
+}
+
+void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
+{
+	Server *s = c->server;
+	Request stack_rq = { .conn = c }, *rq = &stack_rq;
+	ProtoRequest *q;
+	char err[PROTO_MESSAGE_MAX];
+	bool has_msgid;
+	int r;
+
+	/* decoded in place: the frame stays valid in the connection's reader
+	 * until its next frame is taken, after this returns */
 	q = &rq->req;
-	r = proto_request_decode(q, &has_msgid, rq->frame, len, err);
+	r = proto_request_decode(q, &has_msgid, frame, len, err);
 	if (r) {
 		if (r < 0)
 			conn_send_error(c, has_msgid, q->msgid, PROTO_E_INTERNAL, "out of memory");
 		else
 			conn_send_error(c, has_msgid, q->msgid, (ProtoError)r, err);
-		request_free(rq);
+		request_clear(rq);
 		return;
+	}
+	if (on_pool(q->method)) {
+		request_clear(rq);
+		rq = request_heap(c, frame, len);
+		if (!rq)
+			return;
+		q = &rq->req;
 	}
 	rq->resp.msgid = q->msgid;
 	rq->resp.has_msgid = true;
@@ -570,19 +652,17 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 	}
 	case PROTO_METHOD_SIGN:
 		rq->key = private_key(c, rq, q->u.sign.label, PROTO_KEY_ED25519);
-		if (!rq->key)
-			break;
-		queue(c, rq);
-		return;
+		if (rq->key)
+			run_now(c, rq, len);
+		break;
 	case PROTO_METHOD_DH:
 		rq->key = private_key(c, rq, q->u.dh.label, PROTO_KEY_X25519);
-		if (!rq->key)
-			break;
-		queue(c, rq);
-		return;
+		if (rq->key)
+			run_now(c, rq, len);
+		break;
 	case PROTO_METHOD_VERIFY:
-		queue(c, rq);
-		return;
+		run_now(c, rq, len);
+		break;
 	case PROTO_METHOD_VERIFY_BATCH:
 		rq->valid = calloc(q->u.verify_batch.n_items ? q->u.verify_batch.n_items : 1, sizeof(bool));
 		if (!rq->valid) {
@@ -605,5 +685,8 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		reply_error(c, rq, PROTO_E_UNKNOWN_METHOD, "unknown method");
 		break;
 	}
-	request_free(rq);
+	if (rq == &stack_rq)
+		request_clear(rq);
+	else
+		request_free(rq);
 }

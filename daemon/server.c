@@ -27,6 +27,18 @@
 static void server_on_signal(uv_signal_t *h, int signum);
 static void server_on_tick(uv_timer_t *t);
 
+/* once per loop iteration, before and after the poll phase: the audit lines,
+ * then the answers (conn_flush_all) */
+static void server_on_flush_prepare(uv_prepare_t *h)
+{
+	conn_flush_all(h->data);
+}
+
+static void server_on_flush_check(uv_check_t *h)
+{
+	conn_flush_all(h->data);
+}
+
 int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *config_path, unsigned workers)
 {
 	s->loop = loop;
@@ -39,6 +51,15 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	uv_signal_init(loop, &s->sig_hup);
 	uv_timer_init(loop, &s->tick);
 	uv_timer_init(loop, &s->shutdown_timer);
+	uv_prepare_init(loop, &s->flush_prepare);
+	uv_check_init(loop, &s->flush_check);
+	uv_idle_init(loop, &s->resume);
+	s->flush_prepare.data = s->flush_check.data = s->resume.data = s;
+	uv_prepare_start(&s->flush_prepare, server_on_flush_prepare);
+	uv_check_start(&s->flush_check, server_on_flush_check);
+	/* neither keeps the loop running on its own */
+	uv_unref((uv_handle_t *)&s->flush_prepare);
+	uv_unref((uv_handle_t *)&s->flush_check);
 	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
 	s->tick.data = s->shutdown_timer.data = s;
 	uv_signal_start(&s->sig_term, server_on_signal, SIGTERM);
@@ -321,6 +342,15 @@ int server_listen(Server *s, const char *socket_path)
 		return error_origin(r);
 	}
 	s->listening = true;
+	/* from here on the log (and the audit lines in it) is written once per
+	 * loop iteration by audit_flush(), not one write(2) a line; nothing is
+	 * pending when this switches (stderr was unbuffered) */
+	{
+		static char log_buf[64 * 1024];
+
+		fflush(stderr);
+		setvbuf(stderr, log_buf, _IOFBF, sizeof(log_buf));
+	}
 	return 0;
 }
 
@@ -366,8 +396,11 @@ static void server_close_all(Server *s)
 	if (s->closing_all)
 		return;
 	s->closing_all = true;
+	conn_flush_all(s); /* what can still be written */
 	while (s->conns)
 		conn_close(s->conns);
+	conn_flush_all(s); /* drop the closed connections' references */
+	audit_flush();
 	agent_close(s->agent);
 	if (s->listening) {
 		close_handle((uv_handle_t *)&s->listener);
@@ -378,6 +411,9 @@ static void server_close_all(Server *s)
 	close_handle((uv_handle_t *)&s->sig_hup);
 	close_handle((uv_handle_t *)&s->tick);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
+	close_handle((uv_handle_t *)&s->flush_prepare);
+	close_handle((uv_handle_t *)&s->flush_check);
+	close_handle((uv_handle_t *)&s->resume);
 }
 
 void server_maybe_finish(Server *s)
@@ -403,6 +439,7 @@ static void server_on_shutdown_timeout(uv_timer_t *t)
 			sigil_wipe(s->keystore.keys[i]->secret, sizeof(KeySecret));
 	if (s->socket_path)
 		unlink(s->socket_path);
+	audit_flush();
 	sd_notify(0, "STATUS=stopped (timeout)");
 	_exit(0);
 }
@@ -468,6 +505,7 @@ static void server_on_signal(uv_signal_t *h, int signum)
 
 void server_deinit(Server *s)
 {
+	audit_flush();
 	keystore_close(&s->keystore);
 	if (s->socket_path && !s->socket_activated)
 		unlink(s->socket_path);

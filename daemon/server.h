@@ -5,8 +5,14 @@
  * from decode to answer)
  *
  * Everything here runs on the libuv loop thread, except the work function
- * of a Request, which runs on the libuv thread pool and touches only its
- * Request (and the Key it holds a reference to).
+ * of a Request that runs on the libuv thread pool (verify_batch, generate,
+ * import), which touches only its Request (and the Key it holds a
+ * reference to). sign, dh and verify run on the loop thread (handler.c).
+ *
+ * Answers are appended to their connection's buffer and written once per
+ * loop iteration (server_on_flush: a prepare handle before the loop polls,
+ * a check handle after), after the audit lines of that iteration: one
+ * write(2) per connection carries every answer of the iteration.
  */
 #ifndef SIGIL_DAEMON_SERVER_H
 #define SIGIL_DAEMON_SERVER_H
@@ -34,6 +40,10 @@ struct Agent;
 /* stop reading a connection once this many response bytes wait to be
  * written. Answers are appended to one buffer per connection and written
  * with one uv_write at a time, so these bytes are the memory used. */
+/* frames one connection may run per loop turn before the others get theirs
+ * (the rest wait in its reader, and it stops reading meanwhile) */
+#define CONN_FRAMES_PER_TURN 64
+
 #define CONN_WRITE_HIGH (1u << 20)
 #define CONN_WRITE_LOW (256u << 10)
 
@@ -47,11 +57,16 @@ struct Conn {
 	unsigned n_handles;    /* pipe, idle timer: closed ones count down */
 	uint64_t inflight;     /* requests on the thread pool */
 	size_t inflight_bytes; /* their frame sizes */
+	unsigned turn_requests;/* answered on the loop thread, not yet written (limits) */
+	size_t turn_bytes;     /* their frame sizes (back-pressure like inflight_bytes) */
 	size_t write_bytes;    /* answers not yet written: out.len + the write in progress */
 	ProtoBuf out;          /* encoded answers waiting for the write in progress */
 	struct Write *writing; /* the one uv_write in progress, or NULL */
 	bool reading;
 	bool closing;
+	bool dirty;            /* on server->dirty: answers to write this iteration */
+	bool resume;           /* used up its turn: server->resume runs it again */
+	Conn *dirty_next;
 	bool close_after_write;/* a final error was queued */
 	uid_t uid;
 	pid_t pid;
@@ -78,6 +93,10 @@ struct Server {
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t tick;       /* status + watchdog */
 	uv_timer_t shutdown_timer;
+	uv_prepare_t flush_prepare; /* server_on_flush before the loop polls */
+	uv_check_t flush_check;     /* and after */
+	uv_idle_t resume;      /* connections that used up their turn (conn.c) */
+	Conn *dirty;           /* connections with answers to write (each holds a ref) */
 	Config config;
 	const char *config_path; /* NULL: defaults only */
 	Keystore keystore;
@@ -85,6 +104,7 @@ struct Server {
 	uint64_t n_conns;
 	uint64_t inflight;
 	size_t inflight_bytes;
+	uint64_t turn_requests;/* the connections' turn_requests */
 	bool total_blocked;    /* a connection waits for inflight_bytes to drop */
 	uint64_t requests;
 	uint64_t start_ms;
@@ -131,6 +151,9 @@ int conn_send_error(Conn *c, bool has_msgid, uint64_t msgid, ProtoError code, co
 /* resume reading and processing after writes drained or limits changed */
 void conn_process(Conn *c);
 bool conn_idle(const Conn *c);
+/* write the audit lines, then every dirty connection's answers */
+void conn_flush_all(Server *s);
+
 
 /* handler.c */
 void handler_dispatch(Conn *c, const uint8_t *frame, size_t len);
