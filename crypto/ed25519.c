@@ -17,6 +17,8 @@
 
 #include "ct.h"
 #include "ge.h"
+#include "ge64.h"
+#include "msm.h"
 #include "sc.h"
 
 /* RFC 8032 section 5.1: dom2(x, y) = "SigEd25519 no Ed25519 collisions" ||
@@ -356,10 +358,10 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
 
 /* Batch verification (ZIP215).
  *
- * Items are taken in chunks of BATCH_CHUNK (two points each, so that a
- * chunk fits ge_multi_scalarmult_vartime's GE_MSM_MAX without allocating).
- * An item whose S is not < L, or whose A or R does not decode, is invalid
- * and left out. For the rest, with 128-bit coefficients z_i,
+ * Items are taken in chunks of BATCH_CHUNK (two points each: a chunk is
+ * one msm_straus_vartime call of MSM_MAX points, with one chain of
+ * doublings). An item whose S is not < L, or whose A or R does not decode,
+ * is invalid and left out. For the rest, with 128-bit coefficients z_i,
  *   [8]( [sum z_i S_i] B - sum [z_i] R_i - sum [z_i k_i] A_i ) = identity
  * holds if every item satisfies its own cofactored equation, and fails
  * with probability about 2^-128 otherwise. When it fails, each item of the
@@ -367,11 +369,15 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
  * sigil_ed25519_verify(..., SIGIL_ED25519_ZIP215) says of each item.
  *
  * The z_i are derived deterministically (crypto/ does no I/O and has no
- * RNG): seed = SHA-512("sigil ed25519 batch v1" || n || for every item
- * pk || sig || mlen (8 bytes LE) || m), z_i = first 16 bytes of
- * SHA-512(seed || i (8 bytes LE)). A signer cannot choose its signatures
- * after seeing the z_i, since every z_i depends on every signature. */
-#define BATCH_CHUNK (GE_MSM_MAX / 2)
+ * RNG), per chunk: seed = SHA-512("sigil ed25519 batch v2" || n (8 bytes
+ * LE) || index of the chunk's first item (8 bytes LE) || for every item of
+ * the chunk that reaches the equation: pk || sig || k), k = the item's
+ * challenge SHA-512(R || A || M) mod L (it binds M); the z of the j-th
+ * item of the chunk (counting every item) is bytes 16 (j mod 4) .. 16 (j
+ * mod 4) + 15 of SHA-512(seed || j / 4 (8 bytes LE)). A signer cannot
+ * choose its signatures after seeing the z_i, since every z_i depends on
+ * every signature of the equation it enters. */
+#define BATCH_CHUNK (MSM_MAX / 2)
 
 static void le64(uint8_t out[8], uint64_t v)
 {
@@ -379,80 +385,109 @@ static void le64(uint8_t out[8], uint64_t v)
 		out[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int batch_zip215(int *valid, const sigil_ed25519_item *items, size_t n)
+/* Items base .. base + cnt - 1 (cnt <= BATCH_CHUNK); 1 if all are valid. */
+static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, size_t base,
+                       size_t cnt, const ge64_ops *ops)
 {
-	static const char label[] = "sigil ed25519 batch v1";
+	static const char label[] = "sigil ed25519 batch v2";
+	const uint8_t *enc[MSM_MAX];
+	int ok[MSM_MAX];
+	ge64_p3 pts[MSM_MAX];
+	uint8_t k[BATCH_CHUNK][32], scal[MSM_MAX][32], bsum[32] = { 0 };
+	uint8_t seed[64], h[64], idx[72];
 	sigil_sha512_ctx c;
-	uint8_t seed[64], len8[8];
+	int ne = 0, np = 0;
+
+	/* the items that reach the equation: S < L, then A and R decoded */
+	for (size_t j = 0; j < cnt; j++) {
+		const sigil_ed25519_item *it = &items[base + j];
+		valid[base + j] = 0;
+		if (it->pk == NULL || it->sig == NULL || (it->m == NULL && it->mlen != 0))
+			continue;
+		if (!sc_is_canonical(it->sig + 32))
+			continue;
+		valid[base + j] = 1; /* provisionally */
+		enc[ne++] = it->pk;
+		enc[ne++] = it->sig;
+	}
+	msm_decode_zip215_vartime(pts, ok, enc, ne, ops);
 
 	sigil_sha512_init(&c);
 	sigil_sha512_update(&c, (const uint8_t *)label, sizeof label - 1);
-	le64(len8, (uint64_t)n);
-	sigil_sha512_update(&c, len8, 8);
-	for (size_t i = 0; i < n; i++) {
-		const sigil_ed25519_item *it = &items[i];
-		if (it->pk == NULL || it->sig == NULL || (it->m == NULL && it->mlen != 0))
-			continue; /* such an item is refused below */
-		sigil_sha512_update(&c, it->pk, 32);
-		sigil_sha512_update(&c, it->sig, 64);
-		le64(len8, (uint64_t)it->mlen);
-		sigil_sha512_update(&c, len8, 8);
-		sigil_sha512_update(&c, it->m, it->mlen);
+	le64(idx, (uint64_t)n);
+	le64(idx + 8, (uint64_t)base);
+	sigil_sha512_update(&c, idx, 16);
+	int e = 0;
+	for (size_t j = 0; j < cnt; j++) {
+		const sigil_ed25519_item *it = &items[base + j];
+		if (!valid[base + j])
+			continue;
+		if (!ok[e] || !ok[e + 1]) {
+			valid[base + j] = 0;
+		} else {
+			challenge(k[j], &DOM_PURE, it->sig, it->pk, it->m, it->mlen);
+			sigil_sha512_update(&c, it->pk, 32);
+			sigil_sha512_update(&c, it->sig, 64);
+			sigil_sha512_update(&c, k[j], 32);
+		}
+		e += 2;
 	}
 	sigil_sha512_final(&c, seed);
 
+	memcpy(idx, seed, 64);
+	e = 0;
+	for (size_t j = 0; j < cnt; j++) {
+		const sigil_ed25519_item *it = &items[base + j];
+		uint8_t z[32] = { 0 };
+		if (j % 4 == 0) {
+			le64(idx + 64, (uint64_t)(j / 4));
+			sigil_sha512(h, idx, sizeof idx);
+		}
+		if (it->pk == NULL || it->sig == NULL || (it->m == NULL && it->mlen != 0) ||
+		    !sc_is_canonical(it->sig + 32))
+			continue; /* not decoded */
+		if (valid[base + j]) {
+			memcpy(z, h + 16 * (j % 4), 16);
+			sc_muladd(bsum, z, it->sig + 32, bsum); /* sum z_i S_i */
+			/* in place: np <= e, A before R (pts[e], pts[e + 1]) */
+			pts[np] = pts[e];
+			msm_p3_neg(&pts[np]);
+			sc_mul(scal[np], z, k[j]);               /* z_i k_i (-A_i) */
+			np++;
+			pts[np] = pts[e + 1];
+			msm_p3_neg(&pts[np]);
+			memcpy(scal[np], z, 32);                 /* z_i (-R_i) */
+			np++;
+		}
+		e += 2;
+	}
+	if (np == 0)
+		return 0; /* no item reached the equation: all invalid */
+
+	ge64_p3 P;
+	msm_straus_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum, ops);
+	int all = 1;
+	if (!msm_is_small_order_vartime(&P, ops)) {
+		/* some item is bad: decide each on its own */
+		for (size_t j = 0; j < cnt; j++) {
+			size_t i = base + j;
+			if (valid[i])
+				valid[i] = verify_zip215(items[i].sig, &DOM_PURE, items[i].m, items[i].mlen,
+				                         items[i].pk) == 0;
+		}
+	}
+	for (size_t j = 0; j < cnt; j++)
+		all &= valid[base + j];
+	return all;
+}
+
+static int batch_zip215(int *valid, const sigil_ed25519_item *items, size_t n)
+{
+	const ge64_ops *ops = msm_ops();
 	int all = 1;
 	for (size_t base = 0; base < n; base += BATCH_CHUNK) {
 		size_t cnt = n - base < BATCH_CHUNK ? n - base : BATCH_CHUNK;
-		uint8_t scal[GE_MSM_MAX][32];
-		ge_p3 pts[GE_MSM_MAX];
-		uint8_t bsum[32] = { 0 };
-		int np = 0;
-
-		for (size_t j = 0; j < cnt; j++) {
-			size_t i = base + j;
-			const sigil_ed25519_item *it = &items[i];
-			ge_p3 A, R;
-			uint8_t k[32], z[32] = { 0 }, h[64], idx[72];
-
-			valid[i] = 0;
-			if (it->pk == NULL || it->sig == NULL || (it->m == NULL && it->mlen != 0))
-				continue;
-			if (!sc_is_canonical(it->sig + 32))
-				continue;
-			if (ge_frombytes_zip215(&A, it->pk) != 0 || ge_frombytes_zip215(&R, it->sig) != 0)
-				continue;
-			valid[i] = 1; /* provisionally: confirmed by the chunk equation */
-			challenge(k, &DOM_PURE, it->sig, it->pk, it->m, it->mlen);
-
-			memcpy(idx, seed, 64);
-			le64(idx + 64, (uint64_t)i);
-			sigil_sha512(h, idx, sizeof idx);
-			memcpy(z, h, 16);
-
-			sc_muladd(bsum, z, it->sig + 32, bsum); /* sum z_i S_i */
-			ge_p3_neg(&pts[np], &R);
-			memcpy(scal[np], z, 32);                 /* z_i (-R_i) */
-			np++;
-			ge_p3_neg(&pts[np], &A);
-			sc_mul(scal[np], z, k);                  /* z_i k_i (-A_i) */
-			np++;
-		}
-
-		ge_p3 P, P8;
-		ge_multi_scalarmult_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum);
-		ge_mul_by_cofactor(&P8, &P);
-		if (!ge_p3_is_identity(&P8)) {
-			/* some item is bad: decide each on its own */
-			for (size_t j = 0; j < cnt; j++) {
-				size_t i = base + j;
-				if (valid[i])
-					valid[i] = verify_zip215(items[i].sig, &DOM_PURE, items[i].m,
-					                         items[i].mlen, items[i].pk) == 0;
-			}
-		}
-		for (size_t j = 0; j < cnt; j++)
-			all &= valid[base + j];
+		all &= batch_chunk(valid, items, n, base, cnt, ops);
 	}
 	return all ? 0 : -1;
 }

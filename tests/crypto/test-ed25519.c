@@ -1188,6 +1188,78 @@ static void test_batch_s_plus_L(void **state)
 	}
 }
 
+/* Batches around the chunk size of the batch equation (64 items: one
+ * multiscalar multiplication of 128 points) and its multiples: all good;
+ * one bad item first, last, on either side of each chunk boundary; every
+ * item bad; one bad item in every chunk; and the same public key for every
+ * item (with a bad one among them, and once a good item repeated). */
+static void test_batch_sizes(void **state)
+{
+	th_rng_reset("batch-sizes");
+	enum { MAXN = 200 };
+	static uint8_t pk[MAXN][32], sk[MAXN][64], sig[MAXN][64], m[MAXN][24];
+	static sigil_ed25519_item items[MAXN];
+	static int valid[MAXN], want[MAXN];
+	static const size_t sizes[] = { 63, 64, 65, 127, 128, 129, 191, 192, 193, MAXN };
+	for (int same_key = 0; same_key < 2; same_key++) {
+		uint8_t seed[32];
+		for (size_t i = 0; i < MAXN; i++) {
+			if (!same_key || i == 0) {
+				th_randbytes(seed, 32);
+				sigil_ed25519_keypair_from_seed(pk[i], sk[i], seed);
+			} else {
+				memcpy(pk[i], pk[0], 32);
+				memcpy(sk[i], sk[0], 64);
+			}
+			th_randbytes(m[i], sizeof m[i]);
+			sigil_ed25519_sign(sig[i], m[i], sizeof m[i], sk[i]);
+			items[i] = (sigil_ed25519_item){ .pk = pk[i], .sig = sig[i], .m = m[i], .mlen = sizeof m[i] };
+		}
+		if (same_key) /* one signature twice */
+			items[5] = items[4];
+		for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+			size_t n = sizes[si];
+			/* bad: none, one at 0, n-1, 63, 64, 127, 128; every 64th; all */
+			for (int pattern = 0; pattern < 9; pattern++) {
+				static const size_t at[] = { 0, 0, (size_t)-1, 63, 64, 127, 128 };
+				for (size_t i = 0; i < n; i++)
+					want[i] = 1;
+				if (pattern >= 1 && pattern <= 6) {
+					size_t b = at[pattern] == (size_t)-1 ? n - 1 : at[pattern];
+					if (b >= n)
+						continue;
+					want[b] = 0;
+				} else if (pattern == 7) {
+					for (size_t i = 3; i < n; i += 64)
+						want[i] = 0;
+				} else if (pattern == 8) {
+					for (size_t i = 0; i < n; i++)
+						want[i] = 0;
+				}
+				for (size_t i = 0; i < n; i++) {
+					if (!want[i])
+						sig[i][40] ^= 0x10; /* S changed: still < L, the equation fails */
+					valid[i] = -7;
+				}
+				int r = sigil_ed25519_verify_batch(valid, items, n, ZIP215);
+				int all = 1;
+				for (size_t i = 0; i < n; i++) {
+					int single = sigil_ed25519_verify(items[i].sig, items[i].m, items[i].mlen,
+					                                  items[i].pk, ZIP215) == 0;
+					if (single != want[i] || valid[i] != single)
+						fail_msg("n = %zu, same key %d, pattern %d: item %zu: batch %d, single %d, "
+						         "expected %d", n, same_key, pattern, i, valid[i], single, want[i]);
+					all &= single;
+				}
+				assert_int_equal(r, all ? 0 : -1);
+				for (size_t i = 0; i < n; i++)
+					if (!want[i])
+						sig[i][40] ^= 0x10;
+			}
+		}
+	}
+}
+
 /* Buffers may overlap (crypto.h): signing into the message buffer, and the
  * expanded key, sk and pk in overlapping places. */
 static void test_overlap(void **state)
@@ -1230,6 +1302,7 @@ int main(void)
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_batch_cancelling_errors),
 		cmocka_unit_test(test_batch_s_plus_L),
+		cmocka_unit_test(test_batch_sizes),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_differential),
 	};

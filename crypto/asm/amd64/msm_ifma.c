@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msm_ifma.c - batch verification's square-root powers (msm.h) several at
+ * a time with AVX-512 IFMA, in C with intrinsics (built only when crypto/
+ * has the amd64 code; crypto/asm/msm_ifma_none.c otherwise), and its CPUID
+ * probe.
+ *
+ * Each 512-bit register holds one limb of eight field elements (one per
+ * 64-bit lane); an element is five limbs of 52 bits, value sum l[i] 2^(52 i)
+ * < 2^260, every limb < 2^52 (VPMADD52LUQ/HUQ read the low 52 bits of their
+ * multiplicands and add the low or the high 52 bits of the 104-bit
+ * product). MSMI_G registers per limb (8 MSMI_G elements) go through the
+ * same power chain together, which keeps the multipliers busy while one
+ * group waits on its carries.
+ *
+ * Multiplication: the ten product columns c[k] = sum_{i+j=k} lo(a_i b_j)
+ * + sum_{i+j=k-1} hi(a_i b_j), each < 10 2^52 < 2^56. Reduction, with
+ * 2^260 = 2^5 2^255 = 32 19 = 608 (mod p):
+ *  1. c[5..9] are carried to 52 bits each (c10 = the carry out of c9,
+ *     < 2^5);
+ *  2. c[k] += lo(608 c[k+5]), c[k+1] += hi(608 c[k+5]) (k < 5): the hi part
+ *     of c9 and 608 c10 land at 2^260 and are folded once more, times 608,
+ *     into c0: every c[k] < 2^58;
+ *  3. a carry chain c0 -> c4; the bits of c4 above 47 (2^255) are folded
+ *     times 19 into c0; a second carry chain c0 -> c4 leaves c0..c3 < 2^52
+ *     and c4 < 2^47 + 1.
+ * Squaring: the cross products a_i a_j (i < j) once, doubled, plus the
+ * squares a_i^2 (2 a_j would not fit the 52-bit multiplicand).
+ *
+ * Variable time is allowed (public inputs) but the code has no branch on
+ * data anyway. Static names carry the msmi_ prefix and the macros are
+ * #undef'd at the end: the library is built as one translation unit.
+ */
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fe64.h"
+#include "msm.h"
+
+#define MSMI_TARGET __attribute__((target("avx512f,avx512ifma")))
+#define MSMI_INLINE static inline __attribute__((always_inline)) MSMI_TARGET
+#define MSMI_G (MSM_POW_LANES / 8)
+
+typedef struct msmi_fe {
+	__m512i l[5];
+} msmi_fe;
+
+MSMI_INLINE __m512i msmi_lo(__m512i acc, __m512i a, __m512i b)
+{
+	return _mm512_madd52lo_epu64(acc, a, b);
+}
+
+MSMI_INLINE __m512i msmi_hi(__m512i acc, __m512i a, __m512i b)
+{
+	return _mm512_madd52hi_epu64(acc, a, b);
+}
+
+/* r = the columns c[0..9] reduced (steps 1 to 3 above) */
+MSMI_INLINE void msmi_reduce(msmi_fe *r, __m512i c[10])
+{
+	const __m512i m52 = _mm512_set1_epi64((int64_t)0xfffffffffffff);
+	const __m512i m47 = _mm512_set1_epi64((int64_t)0x7fffffffffff);
+	const __m512i k608 = _mm512_set1_epi64(608);
+	const __m512i k19 = _mm512_set1_epi64(19);
+	const __m512i zero = _mm512_setzero_si512();
+	__m512i c10, top, t;
+
+	/* 1 */
+	for (int k = 5; k < 9; k++) {
+		c[k + 1] = _mm512_add_epi64(c[k + 1], _mm512_srli_epi64(c[k], 52));
+		c[k] = _mm512_and_si512(c[k], m52);
+	}
+	c10 = _mm512_srli_epi64(c[9], 52);
+	c[9] = _mm512_and_si512(c[9], m52);
+	/* 2 */
+	for (int k = 0; k < 4; k++) {
+		c[k] = msmi_lo(c[k], c[k + 5], k608);
+		c[k + 1] = msmi_hi(c[k + 1], c[k + 5], k608);
+	}
+	c[4] = msmi_lo(c[4], c[9], k608);
+	top = msmi_hi(zero, c[9], k608);
+	top = msmi_lo(top, c10, k608); /* < 2^10 + 2^15, at 2^260 */
+	c[0] = msmi_lo(c[0], top, k608);
+	/* 3 */
+	for (int k = 0; k < 4; k++) {
+		c[k + 1] = _mm512_add_epi64(c[k + 1], _mm512_srli_epi64(c[k], 52));
+		c[k] = _mm512_and_si512(c[k], m52);
+	}
+	t = _mm512_srli_epi64(c[4], 47);
+	c[4] = _mm512_and_si512(c[4], m47);
+	c[0] = msmi_lo(c[0], t, k19);
+	for (int k = 0; k < 4; k++) {
+		c[k + 1] = _mm512_add_epi64(c[k + 1], _mm512_srli_epi64(c[k], 52));
+		c[k] = _mm512_and_si512(c[k], m52);
+	}
+	for (int k = 0; k < 5; k++)
+		r->l[k] = c[k];
+}
+
+/* r = a b, MSMI_G groups */
+MSMI_INLINE void msmi_mul(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G], const msmi_fe b[MSMI_G])
+{
+	for (int g = 0; g < MSMI_G; g++) {
+		__m512i lo[10], hi[10], c[10];
+		for (int k = 0; k < 10; k++) {
+			lo[k] = _mm512_setzero_si512();
+			hi[k] = _mm512_setzero_si512();
+		}
+		for (int i = 0; i < 5; i++)
+			for (int j = 0; j < 5; j++) {
+				lo[i + j] = msmi_lo(lo[i + j], a[g].l[i], b[g].l[j]);
+				hi[i + j + 1] = msmi_hi(hi[i + j + 1], a[g].l[i], b[g].l[j]);
+			}
+		for (int k = 0; k < 10; k++)
+			c[k] = _mm512_add_epi64(lo[k], hi[k]);
+		msmi_reduce(&r[g], c);
+	}
+}
+
+/* r = a^2, MSMI_G groups */
+MSMI_INLINE void msmi_sq(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G])
+{
+	for (int g = 0; g < MSMI_G; g++) {
+		__m512i x[10], s[10], c[10];
+		for (int k = 0; k < 10; k++) {
+			x[k] = _mm512_setzero_si512();
+			s[k] = _mm512_setzero_si512();
+		}
+		for (int i = 0; i < 5; i++)
+			for (int j = i + 1; j < 5; j++) {
+				x[i + j] = msmi_lo(x[i + j], a[g].l[i], a[g].l[j]);
+				x[i + j + 1] = msmi_hi(x[i + j + 1], a[g].l[i], a[g].l[j]);
+			}
+		for (int i = 0; i < 5; i++) {
+			s[2 * i] = msmi_lo(s[2 * i], a[g].l[i], a[g].l[i]);
+			s[2 * i + 1] = msmi_hi(s[2 * i + 1], a[g].l[i], a[g].l[i]);
+		}
+		for (int k = 0; k < 10; k++)
+			c[k] = _mm512_add_epi64(_mm512_add_epi64(x[k], x[k]), s[k]);
+		msmi_reduce(&r[g], c);
+	}
+}
+
+/* r = a^(2^n), n >= 1 */
+MSMI_INLINE void msmi_sq_n(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G], int n)
+{
+	msmi_sq(r, a);
+	for (int i = 1; i < n; i++)
+		msmi_sq(r, r);
+}
+
+/* fe64 (any value < 2^256) to five 52-bit limbs (the top one < 2^48) */
+static MSMI_TARGET void msmi_load(msmi_fe r[MSMI_G], const fe64 *f)
+{
+	const uint64_t m = 0xfffffffffffff;
+	for (int g = 0; g < MSMI_G; g++) {
+		uint64_t l[5][8];
+		for (int e = 0; e < 8; e++) {
+			const uint64_t *v = f[8 * g + e].v;
+			l[0][e] = v[0] & m;
+			l[1][e] = ((v[0] >> 52) | (v[1] << 12)) & m;
+			l[2][e] = ((v[1] >> 40) | (v[2] << 24)) & m;
+			l[3][e] = ((v[2] >> 28) | (v[3] << 36)) & m;
+			l[4][e] = v[3] >> 16;
+		}
+		for (int k = 0; k < 5; k++)
+			r[g].l[k] = _mm512_loadu_si512((const void *)l[k]);
+	}
+}
+
+/* five limbs (< 2^52 each) to fe64: the value < 2^260, its bits from 256
+ * folded times 38 (2^256 = 38 mod p), then a carry out folded once more */
+static MSMI_TARGET void msmi_store(fe64 *h, const msmi_fe a[MSMI_G])
+{
+	for (int g = 0; g < MSMI_G; g++) {
+		uint64_t l[5][8];
+		for (int k = 0; k < 5; k++)
+			_mm512_storeu_si512((void *)l[k], a[g].l[k]);
+		for (int e = 0; e < 8; e++) {
+			uint64_t w0 = l[0][e] | (l[1][e] << 52);
+			uint64_t w1 = (l[1][e] >> 12) | (l[2][e] << 40);
+			uint64_t w2 = (l[2][e] >> 24) | (l[3][e] << 28);
+			uint64_t w3 = (l[3][e] >> 36) | (l[4][e] << 16);
+			uint64_t w4 = l[4][e] >> 48;
+			fe64_u128 t = (fe64_u128)w0 + 38 * w4;
+			w0 = (uint64_t)t;
+			t = (t >> 64) + w1;
+			w1 = (uint64_t)t;
+			t = (t >> 64) + w2;
+			w2 = (uint64_t)t;
+			t = (t >> 64) + w3;
+			w3 = (uint64_t)t;
+			w0 += 38 * (uint64_t)(t >> 64); /* then w0 < 38 + 38: no carry */
+			fe64 *o = &h[8 * g + e];
+			o->v[0] = w0;
+			o->v[1] = w1;
+			o->v[2] = w2;
+			o->v[3] = w3;
+		}
+	}
+}
+
+/* h[i] = f[i]^((p - 5) / 8) = f^(2^252 - 3): the chain of fe64.c's
+ * fe64_pow22523 (2^250 - 1, two squarings, times f). */
+static MSMI_TARGET void msmi_pow22523(fe64 h[MSM_POW_LANES], const fe64 f[MSM_POW_LANES])
+{
+	msmi_fe z[MSMI_G], z2[MSMI_G], z9[MSMI_G], z11[MSMI_G], t[MSMI_G];
+	msmi_fe a5[MSMI_G], a10[MSMI_G], a20[MSMI_G], a50[MSMI_G], a100[MSMI_G];
+
+	msmi_load(z, f);
+	msmi_sq(z2, z);            /* 2 */
+	msmi_sq_n(t, z2, 2);       /* 8 */
+	msmi_mul(z9, t, z);        /* 9 */
+	msmi_mul(z11, z9, z2);     /* 11 */
+	msmi_sq(t, z11);           /* 22 */
+	msmi_mul(a5, t, z9);       /* 2^5 - 2^0 */
+	msmi_sq_n(t, a5, 5);       /* 2^10 - 2^5 */
+	msmi_mul(a10, t, a5);      /* 2^10 - 2^0 */
+	msmi_sq_n(t, a10, 10);     /* 2^20 - 2^10 */
+	msmi_mul(a20, t, a10);     /* 2^20 - 2^0 */
+	msmi_sq_n(t, a20, 20);     /* 2^40 - 2^20 */
+	msmi_mul(t, t, a20);       /* 2^40 - 2^0 */
+	msmi_sq_n(t, t, 10);       /* 2^50 - 2^10 */
+	msmi_mul(a50, t, a10);     /* 2^50 - 2^0 */
+	msmi_sq_n(t, a50, 50);     /* 2^100 - 2^50 */
+	msmi_mul(a100, t, a50);    /* 2^100 - 2^0 */
+	msmi_sq_n(t, a100, 100);   /* 2^200 - 2^100 */
+	msmi_mul(t, t, a100);      /* 2^200 - 2^0 */
+	msmi_sq_n(t, t, 50);       /* 2^250 - 2^50 */
+	msmi_mul(t, t, a50);       /* 2^250 - 2^0 */
+	msmi_sq_n(t, t, 2);        /* 2^252 - 4 */
+	msmi_mul(t, t, z);         /* 2^252 - 3 */
+	msmi_store(h, t);
+}
+
+/* CPUID leaf 1 ECX bit 27 OSXSAVE (XGETBV usable); XCR0 bits 1, 2 (XMM,
+ * YMM) and 5, 6, 7 (opmask, ZMM0-15 upper halves, ZMM16-31): the OS saves
+ * the AVX-512 state. Leaf 7 subleaf 0 EBX bit 16 AVX512F, bit 21
+ * AVX512IFMA. */
+static int msmi_capable(void)
+{
+	unsigned int a, b, c, d;
+	uint32_t xcr0_lo, xcr0_hi;
+
+	if (__get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid(1, a, b, c, d);
+	if (((c >> 27) & 1) == 0)
+		return 0;
+	/* XGETBV with ECX = 0 (XCR0); the mnemonic needs no -mxsave */
+	__asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+	(void)xcr0_hi;
+	if ((xcr0_lo & 0xe6) != 0xe6)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	(void)a;
+	(void)c;
+	(void)d;
+	return (int)(((b >> 16) & 1) & ((b >> 21) & 1));
+}
+
+msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
+{
+	return msmi_capable() ? msmi_pow22523 : NULL;
+}
+
+/* the library is one translation unit (crypto/meson.build, unity) */
+#undef MSMI_TARGET
+#undef MSMI_INLINE
+#undef MSMI_G

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msm.c - batch verification's point work on fe64 points (msm.h): ZIP215
+ * decoding with the square roots of a whole batch computed together, and
+ * the Straus multiscalar multiplication.
+ *
+ * Variable time throughout: public inputs only. Static names carry the msm_
+ * prefix (the library is one translation unit).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "fe.h"
+#include "fe64.h"
+#include "ge.h"
+#include "ge64.h"
+#include "ge64_table.h"
+#include "msm.h"
+
+const ge64_ops *msm_ops(void)
+{
+	const ge64_ops *ops = ge64_ops_asm();
+	return ops != NULL ? ops : &ge64_ops_generic;
+}
+
+/* 0: not probed; 1: probed, msm_lanes_fn valid. Idempotent probe. */
+static int msm_lanes_probed;
+static msm_pow22523_lanes_fn *msm_lanes_fn;
+
+msm_pow22523_lanes_fn *msm_pow22523_lanes(void)
+{
+	if (!__atomic_load_n(&msm_lanes_probed, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&msm_lanes_fn, msm_pow22523_lanes_probe(), __ATOMIC_RELAXED);
+		__atomic_store_n(&msm_lanes_probed, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&msm_lanes_fn, __ATOMIC_RELAXED);
+}
+
+/* fe (radix 2^51) to fe64, through the canonical bytes. */
+static void msm_fe64_from_fe(fe64 *r, const fe *f)
+{
+	uint8_t s[32];
+	fe_tobytes(s, f);
+	fe64_frombytes(r, s);
+}
+
+/* 1 if f = g mod p. */
+static int msm_fe64_equal(const fe64 *f, const fe64 *g)
+{
+	uint8_t a[32], b[32];
+	fe64_tobytes(a, f);
+	fe64_tobytes(b, g);
+	return memcmp(a, b, 32) == 0;
+}
+
+static void msm_fe64_neg(fe64 *h, const fe64 *f)
+{
+	fe64 zero = { { 0, 0, 0, 0 } };
+	fe64_sub(h, &zero, f);
+}
+
+void msm_p3_neg(ge64_p3 *p)
+{
+	msm_fe64_neg(&p->X, &p->X);
+	msm_fe64_neg(&p->T, &p->T);
+}
+
+static void msm_p3_identity(ge64_p3 *p)
+{
+	memset(p, 0, sizeof *p);
+	p->Y.v[0] = 1;
+	p->Z.v[0] = 1;
+}
+
+void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
+{
+	for (int i = 0; i < n; i++)
+		fe64_pow22523(&h[i], &f[i], ops->fe);
+}
+
+void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
+{
+	msm_pow22523_lanes_fn *xn = msm_pow22523_lanes();
+	int i = 0;
+	if (xn != NULL) {
+		for (; i + MSM_POW_LANES <= n; i += MSM_POW_LANES)
+			xn(&h[i], &f[i]);
+		if (i < n && n - i >= 3) {
+			/* a short last group: padded with 1 */
+			fe64 in[MSM_POW_LANES], out[MSM_POW_LANES];
+			memset(in, 0, sizeof in);
+			for (int j = 0; j < MSM_POW_LANES; j++)
+				in[j].v[0] = 1;
+			memcpy(in, &f[i], (size_t)(n - i) * sizeof *f);
+			xn(out, in);
+			memcpy(&h[i], out, (size_t)(n - i) * sizeof *h);
+			i = n;
+		}
+	}
+	msm_pow22523_many_fe64(&h[i], &f[i], n - i, ops);
+}
+
+/* The ZIP215 decoding of ge.c's ge_decode (allow_neg_zero = 1) and
+ * fe_sqrt_ratio, on fe64, in three passes: u, v and u v^7 of every
+ * encoding; all the powers (u v^7)^((p-5)/8); then the roots. */
+void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
+                               const ge64_ops *ops)
+{
+	const fe64_ops *fo = ops->fe;
+	fe64 d, sqrtm1, one = { { 1, 0, 0, 0 } };
+	msm_fe64_from_fe(&d, &ge_d);
+	msm_fe64_from_fe(&sqrtm1, &fe_sqrtm1);
+
+	/* u in P->X, v in P->Z, u v^3 in P->T, u v^7 in w[] */
+	for (int b = 0; b < n; b += 32) {
+		int cnt = n - b < 32 ? n - b : 32;
+		fe64 w[32];
+		for (int j = 0; j < cnt; j++) {
+			ge64_p3 *p = &P[b + j];
+			fe64 yy, v3, v7;
+			fe64_frombytes(&p->Y, s[b + j]); /* y, bit 255 ignored */
+			fo->sq(yy.v, p->Y.v);
+			fe64_sub(&p->X, &yy, &one);        /* u = y^2 - 1 */
+			fo->mul(p->Z.v, yy.v, d.v);
+			fe64_add(&p->Z, &p->Z, &one);      /* v = d y^2 + 1 */
+			fo->sq(v3.v, p->Z.v);
+			fo->mul(v3.v, v3.v, p->Z.v);       /* v^3 */
+			fo->sq(v7.v, v3.v);
+			fo->mul(v7.v, v7.v, p->Z.v);       /* v^7 */
+			fo->mul(p->T.v, p->X.v, v3.v);     /* u v^3 */
+			fo->mul(w[j].v, p->X.v, v7.v);     /* u v^7 */
+		}
+		msm_pow22523_many_vartime(w, w, cnt, ops);
+		for (int j = 0; j < cnt; j++) {
+			ge64_p3 *p = &P[b + j];
+			fe64 r, check, negu, negui, x;
+			uint8_t rb[32];
+			fo->mul(r.v, p->T.v, w[j].v);        /* r = u v^3 (u v^7)^((p-5)/8) */
+			fo->sq(check.v, r.v);
+			fo->mul(check.v, check.v, p->Z.v); /* v r^2 */
+			msm_fe64_neg(&negu, &p->X);
+			fo->mul(negui.v, negu.v, sqrtm1.v);
+			int correct = msm_fe64_equal(&check, &p->X);
+			int flipped = msm_fe64_equal(&check, &negu);
+			int flipped_i = msm_fe64_equal(&check, &negui);
+			if (!(correct | flipped)) { /* u/v is not a square */
+				ok[b + j] = 0;
+				msm_p3_identity(p);
+				continue;
+			}
+			if (flipped | flipped_i)
+				fo->mul(r.v, r.v, sqrtm1.v);
+			fe64_tobytes(rb, &r);
+			x = r;
+			if (rb[0] & 1) /* |r|: the even root */
+				msm_fe64_neg(&x, &r);
+			if (s[b + j][31] >> 7) /* x = 0 with the sign bit: accepted (ZIP215) */
+				msm_fe64_neg(&x, &x);
+			ok[b + j] = 1;
+			p->X = x;
+			memset(&p->Z, 0, sizeof p->Z);
+			p->Z.v[0] = 1;
+			fo->mul(p->T.v, x.v, p->Y.v);
+		}
+	}
+}
+
+/* Width-w NAF (odd digits in (-2^(w-1), 2^(w-1)), at least w - 1 zeros
+ * after each nonzero digit) of a 256-bit a; returns the index of the top
+ * nonzero digit, or -1 when a = 0. Zero runs are skipped a word at a time
+ * or by counting trailing zeros. */
+static int msm_wnaf_vartime(signed char naf[257], const uint8_t a[32], int w)
+{
+	uint64_t k[5] = { 0 };
+	const uint64_t mask = ((uint64_t)1 << w) - 1;
+	int top = -1;
+	for (int i = 0; i < 32; i++)
+		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
+	memset(naf, 0, 257);
+	for (int i = 0; i < 257;) {
+		int word = i >> 6, sh = i & 63;
+		uint64_t cur = k[word] >> sh;
+		if (cur == 0) {
+			i = (word + 1) * 64;
+			continue;
+		}
+		if ((cur & 1) == 0) {
+			i += __builtin_ctzll(cur);
+			continue;
+		}
+		uint64_t win = cur;
+		int spill = sh + w > 64 && word < 4; /* the window crosses into k[word + 1] */
+		if (spill)
+			win |= k[word + 1] << (64 - sh);
+		win &= mask;
+		int dgt = (int)win;
+		if (dgt >= (1 << (w - 1)))
+			dgt -= 1 << w;
+		naf[i] = (signed char)dgt;
+		top = i;
+		/* k -= dgt 2^i: clear the window, and for dgt < 0 add 2^(i + w) */
+		k[word] &= ~(mask << sh);
+		if (spill)
+			k[word + 1] &= ~(mask >> (64 - sh));
+		if (dgt < 0) {
+			uint64_t add = (uint64_t)1 << ((i + w) & 63);
+			for (int j = (i + w) >> 6; j < 5; j++) {
+				k[j] += add;
+				if (k[j] != 0)
+					break;
+				add = 1;
+			}
+		}
+		i += w;
+	}
+	return top;
+}
+
+static void msm_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
+{
+	fe64_add(&r->YplusX, &p->Y, &p->X);
+	fe64_sub(&r->YminusX, &p->Y, &p->X);
+	r->Z = p->Z;
+	ops->fe->mul(r->T2d.v, p->T.v, d2->v);
+}
+
+/* out[j] = (2j + 1) p, j < 8. */
+static void msm_odd_multiples(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
+                              const ge64_ops *ops)
+{
+	ge64_p1p1 t;
+	ge64_p3 cur, p2;
+	ge64_cached c2;
+	ge64_p2 pp = { p->X, p->Y, p->Z };
+
+	ops->p2_dbl(&t, &pp);
+	ops->p1p1_to_p3(&p2, &t);
+	msm_p3_to_cached(&c2, &p2, d2, ops);
+	msm_p3_to_cached(&out[0], p, d2, ops);
+	cur = *p;
+	for (int j = 1; j < 8; j++) {
+		ops->add(&t, &cur, &c2);
+		ops->p1p1_to_p3(&cur, &t);
+		msm_p3_to_cached(&out[j], &cur, d2, ops);
+	}
+}
+
+void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                        const uint8_t b[32], const ge64_ops *ops)
+{
+	signed char naf[MSM_MAX][257], bnaf[257];
+	ge64_cached tab[MSM_MAX][8];
+	fe64 d2;
+	ge64_p1p1 t;
+	ge64_p3 u;
+	ge64_p2 acc;
+	int top;
+
+	if (n < 0)
+		n = 0;
+	if (n > MSM_MAX)
+		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
+	msm_fe64_from_fe(&d2, &ge_d2);
+	top = msm_wnaf_vartime(bnaf, b, 8);
+	for (int j = 0; j < n; j++) {
+		int tj = msm_wnaf_vartime(naf[j], a[j], 5);
+		if (tj > top)
+			top = tj;
+		if (tj >= 0)
+			msm_odd_multiples(tab[j], &P[j], &d2, ops);
+	}
+
+	/* The accumulator is u (p3) or, when pending, t (p1p1) not yet
+	 * converted: to p2 (3 multiplications) when a doubling comes next, to
+	 * p3 (4) when an addition does. */
+	msm_p3_identity(&u);
+	int pending = 0;
+	for (int i = top; i >= 0; i--) {
+		if (i != top) {
+			if (pending) {
+				ops->p1p1_to_p2(&acc, &t);
+			} else {
+				acc.X = u.X;
+				acc.Y = u.Y;
+				acc.Z = u.Z;
+			}
+			ops->p2_dbl(&t, &acc);
+			pending = 1;
+		}
+		for (int j = 0; j < n; j++) {
+			int dg = naf[j][i];
+			if (dg == 0)
+				continue;
+			if (pending)
+				ops->p1p1_to_p3(&u, &t);
+			if (dg > 0)
+				ops->add(&t, &u, &tab[j][dg / 2]);
+			else
+				ops->sub(&t, &u, &tab[j][(-dg) / 2]);
+			pending = 1;
+		}
+		if (bnaf[i] != 0) {
+			if (pending)
+				ops->p1p1_to_p3(&u, &t);
+			if (bnaf[i] > 0)
+				ops->madd(&t, &u, &ge64_bi8[bnaf[i] / 2]);
+			else
+				ops->msub(&t, &u, &ge64_bi8[(-bnaf[i]) / 2]);
+			pending = 1;
+		}
+	}
+	if (pending)
+		ops->p1p1_to_p3(&u, &t);
+	*r = u;
+}
+
+int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops)
+{
+	ge64_p2 q = { p->X, p->Y, p->Z };
+	ge64_p1p1 t;
+	fe64 zero = { { 0, 0, 0, 0 } };
+	for (int i = 0; i < 3; i++) {
+		ops->p2_dbl(&t, &q);
+		ops->p1p1_to_p2(&q, &t);
+	}
+	/* the identity: X = 0 and Y = Z */
+	return msm_fe64_equal(&q.X, &zero) && msm_fe64_equal(&q.Y, &q.Z);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msm.h - the multiscalar multiplication and the point decoding of batch
+ * verification (internal to libsigil-crypto), on fe64 points (ge64.h).
+ *
+ * Everything here is variable time: public data only (signatures, public
+ * keys, challenges, batch coefficients). Nothing allocates: the work space
+ * is on the stack (about 1.4 KiB per point of msm_straus_vartime, 190 KiB
+ * at MSM_MAX).
+ */
+#ifndef SIGIL_MSM_H
+#define SIGIL_MSM_H
+
+#include <stdint.h>
+
+#include "fe64.h"
+#include "ge64.h"
+
+/* Points per msm_straus_vartime call: 64 signatures (R and A) share one
+ * chain of doublings. */
+#define MSM_MAX 128
+
+/* The point set batch verification runs: the assembly when the CPU has it,
+ * else the C twins. */
+const ge64_ops *msm_ops(void);
+
+/* ZIP215 decoding (ge_frombytes_zip215's decisions: y taken mod p, x = 0
+ * with the sign bit accepted) of n encodings s[i] into P[i]; ok[i] = 1 when
+ * s[i] decodes, else 0 (P[i] is then the identity). The n square roots are
+ * computed together (msm_pow22523_many_vartime). Any n >= 0. */
+void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
+                               const ge64_ops *ops);
+
+/* h[i] = f[i]^((p - 5) / 8), i < n: MSM_POW_LANES at a time with AVX-512 IFMA
+ * when the build has it and the CPU runs it (crypto/asm/amd64/msm_ifma.c),
+ * else one by one (fe64_pow22523 with ops->fe). h may alias f. */
+void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const ge64_ops *ops);
+/* The same, never with IFMA (the reference the tests compare with). */
+void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops);
+
+/* r = sum_{i<n} a_i P_i + b B, 0 <= n <= MSM_MAX, a_i and b any 256-bit
+ * integers (little-endian). Straus: one chain of doublings, width-5 NAF of
+ * every a_i over 8 odd multiples of P_i, width-8 NAF of b over ge64_bi8;
+ * a short a_i (a 128-bit batch coefficient) has no digits above its length. */
+void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                        const uint8_t b[32], const ge64_ops *ops);
+
+/* 1 if [8] p is the identity, else 0. */
+int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops);
+
+/* p = -p */
+void msm_p3_neg(ge64_p3 *p);
+
+/* The IFMA probe: a routine computing MSM_POW_LANES powers
+ * h[i] = f[i]^((p - 5) / 8) at once, or NULL (no such code in the build,
+ * or the CPU or the OS lacks AVX-512 F + IFMA). Defined by
+ * crypto/asm/amd64/msm_ifma.c or crypto/asm/msm_ifma_none.c. */
+#define MSM_POW_LANES 16
+typedef void msm_pow22523_lanes_fn(fe64 h[MSM_POW_LANES], const fe64 f[MSM_POW_LANES]);
+msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void);
+/* msm_pow22523_lanes_probe(), asked once and cached. */
+msm_pow22523_lanes_fn *msm_pow22523_lanes(void);
+
+#endif /* SIGIL_MSM_H */

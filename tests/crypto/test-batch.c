@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-batch.c - the point work of batch verification (crypto/msm.c):
+ * - the many-lane square-root power (AVX-512 IFMA, crypto/asm/amd64/
+ *   msm_ifma.c) against fe64_pow22523, on random and extreme inputs
+ *   (0, 1, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1, all-ones limbs, ...),
+ *   and the dispatch: a CPU with AVX-512 IFMA in a build with the amd64
+ *   code must get the IFMA routine;
+ * - msm_decode_zip215_vartime against ge_frombytes_zip215 (valid keys,
+ *   random bytes, non-canonical y, small order, x = 0 with the sign bit),
+ *   for every batch length around the lane groups;
+ * - msm_straus_vartime against sums of ge_multi_scalarmult_vartime, for n
+ *   around the sizes the code treats apart (0, 1, a lane group, MSM_MAX),
+ *   with 128-bit, 256-bit, zero and extreme scalars, duplicate points,
+ *   small-order points and the identity;
+ * - msm_is_small_order_vartime against ge_is_small_order.
+ * Batch verification as a whole (against single verification) is tested in
+ * test-ed25519.c.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <sigil/crypto.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "fe.h"
+#include "fe64.h"
+#include "ge.h"
+#include "ge64.h"
+#include "msm.h"
+
+/* 1 if the CPU and the OS run AVX-512 F + IFMA (asked here, not of the
+ * library, so that a broken probe is seen). */
+static int cpu_has_ifma(void)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+	uint32_t lo, hi;
+	if (__get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid(1, a, b, c, d);
+	if (((c >> 27) & 1) == 0)
+		return 0;
+	__asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 0xe6) != 0xe6)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	return ((b >> 16) & 1) && ((b >> 21) & 1);
+#else
+	return 0;
+#endif
+}
+
+static void rand_fe64(fe64 *f)
+{
+	uint8_t s[32];
+	switch (th_rand_below(4)) {
+	case 0:
+		th_rand_weird32(s);
+		break;
+	case 1: /* a limb pattern: each limb 0, 1, all ones or random */
+		for (int k = 0; k < 4; k++) {
+			uint64_t v[4] = { 0, 1, ~(uint64_t)0, th_rand64() };
+			f->v[k] = v[th_rand_below(4)];
+		}
+		return;
+	default:
+		th_randbytes(s, 32);
+		break;
+	}
+	for (int k = 0; k < 4; k++) {
+		uint64_t w = 0;
+		for (int j = 0; j < 8; j++)
+			w |= (uint64_t)s[8 * k + j] << (8 * j);
+		f->v[k] = w;
+	}
+}
+
+static void assert_fe64_same(const fe64 *a, const fe64 *b, const char *what, int i)
+{
+	uint8_t x[32], y[32];
+	fe64_tobytes(x, a);
+	fe64_tobytes(y, b);
+	if (memcmp(x, y, 32) != 0) {
+		th_hex_dump("got", x, 32);
+		th_hex_dump("want", y, 32);
+		fail_msg("%s: element %d differs", what, i);
+	}
+}
+
+static void test_pow_lanes(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-pow");
+	const ge64_ops *ops = msm_ops();
+	msm_pow22523_lanes_fn *xn = msm_pow22523_lanes();
+	/* the build has the amd64 code (and the CPU ADX) iff fe64_ops_asm_probe
+	 * answers; with IFMA too, batch verification must use it */
+	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
+		assert_non_null(xn);
+	if (!cpu_has_ifma())
+		assert_null(xn);
+
+	enum { N = 3 * MSM_POW_LANES + 5 };
+	fe64 f[N], got[N], want[N];
+	for (int rep = 0; rep < 200; rep++) {
+		for (int i = 0; i < N; i++)
+			rand_fe64(&f[i]);
+		if (rep == 0) /* the extremes, in order */
+			for (size_t i = 0; i < th_weird32_count() && i < N; i++) {
+				uint8_t s[32];
+				th_weird32(s, i);
+				memcpy(f[i].v, s, 32); /* little-endian host */
+			}
+		msm_pow22523_many_fe64(want, f, N, ops);
+		/* every length, so the padded last group is covered */
+		int n = rep % 2 ? N : (int)th_rand_below(N + 1);
+		msm_pow22523_many_vartime(got, f, n, ops);
+		for (int i = 0; i < n; i++)
+			assert_fe64_same(&got[i], &want[i], "msm_pow22523_many_vartime", i);
+		if (xn != NULL) {
+			xn(got, f);
+			for (int i = 0; i < MSM_POW_LANES; i++)
+				assert_fe64_same(&got[i], &want[i], "IFMA lanes", i);
+			/* in place */
+			memcpy(got, f, sizeof(fe64) * MSM_POW_LANES);
+			xn(got, got);
+			for (int i = 0; i < MSM_POW_LANES; i++)
+				assert_fe64_same(&got[i], &want[i], "IFMA lanes in place", i);
+		}
+	}
+	/* h^8 f^4 = 1 for f != 0 is not needed: the reference is fe64_pow22523,
+	 * itself tested against fe_pow22523 in tests/asm */
+}
+
+/* the encodings the decoder must agree on */
+static void rand_encoding(uint8_t s[32])
+{
+	uint8_t sk[64], seed[32];
+	switch (th_rand_below(6)) {
+	case 0:
+	case 1: /* a public key */
+		th_randbytes(seed, 32);
+		sigil_ed25519_keypair_from_seed(s, sk, seed);
+		break;
+	case 2: /* non-canonical: y + p for y < 19 */
+		memset(s, 0xff, 32);
+		s[0] = (uint8_t)(0xed + th_rand_below(19));
+		s[31] = 0x7f;
+		break;
+	case 3: /* extreme y (0, 1, p - 1, p, p + 1, ...: small order or not on the curve) */
+		th_weird32(s, th_rand_below(th_weird32_count()));
+		break;
+	default:
+		th_randbytes(s, 32);
+		break;
+	}
+	if (th_rand_below(4) == 0)
+		s[31] ^= 0x80; /* the other sign (x = 0 with the sign bit among them) */
+}
+
+static void check_decode(const uint8_t (*enc)[32], int n)
+{
+	const ge64_ops *ops = msm_ops();
+	const uint8_t *ptr[MSM_MAX];
+	ge64_p3 P[MSM_MAX];
+	int ok[MSM_MAX];
+	for (int i = 0; i < n; i++) {
+		ptr[i] = enc[i];
+		ok[i] = -7;
+	}
+	msm_decode_zip215_vartime(P, ok, ptr, n, ops);
+	for (int i = 0; i < n; i++) {
+		ge_p3 Q;
+		int want = ge_frombytes_zip215(&Q, enc[i]) == 0;
+		if (ok[i] != want) {
+			th_hex_dump("encoding", enc[i], 32);
+			fail_msg("decode %d of %d: ok %d, ge_frombytes_zip215 says %d", i, n, ok[i], want);
+		}
+		if (!want)
+			continue;
+		/* the same affine point (Z = 1 in both), and T = X Y */
+		uint8_t a[32], b[32];
+		fe64 one = { { 1, 0, 0, 0 } }, xy;
+		assert_fe64_same(&P[i].Z, &one, "decoded Z", i);
+		fe64_tobytes(a, &P[i].X);
+		fe_tobytes(b, &Q.X);
+		assert_memory_equal(a, b, 32);
+		fe64_tobytes(a, &P[i].Y);
+		fe_tobytes(b, &Q.Y);
+		assert_memory_equal(a, b, 32);
+		fe64_mul_generic(xy.v, P[i].X.v, P[i].Y.v);
+		assert_fe64_same(&P[i].T, &xy, "decoded T", i);
+	}
+}
+
+static void test_decode(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-decode");
+	static uint8_t enc[MSM_MAX][32];
+	/* every extreme value, both signs */
+	int n = 0;
+	for (size_t i = 0; i < th_weird32_count(); i++)
+		for (int sgn = 0; sgn < 2; sgn++) {
+			th_weird32(enc[n], i);
+			enc[n][31] = (uint8_t)((enc[n][31] & 0x7f) | (sgn << 7));
+			if (++n == MSM_MAX) {
+				check_decode((const uint8_t (*)[32])enc, n);
+				n = 0;
+			}
+		}
+	check_decode((const uint8_t (*)[32])enc, n);
+	/* x = 0 with the sign bit: y = 1 and y = p - 1 (order 1 and 2) */
+	memset(enc[0], 0, 32);
+	enc[0][0] = 1;
+	enc[0][31] = 0x80;
+	memset(enc[1], 0xff, 32);
+	enc[1][0] = 0xec; /* p - 1 = 2^255 - 20, sign bit set */
+	check_decode((const uint8_t (*)[32])enc, 2);
+	/* non-canonical y: y + p for y = 0 .. 18 (order 4 at y = 0 +p, ...) */
+	for (int y = 0; y < 19; y++) {
+		memset(enc[y], 0xff, 32);
+		enc[y][0] = (uint8_t)(0xed + y);
+		enc[y][31] = 0x7f | (uint8_t)((y & 1) << 7);
+	}
+	check_decode((const uint8_t (*)[32])enc, 19);
+	/* every length from 0 to 2 lane groups + 3, and MSM_MAX */
+	for (int len = 0; len <= 2 * MSM_POW_LANES + 3; len++)
+		for (int rep = 0; rep < 3; rep++) {
+			for (int i = 0; i < len; i++)
+				rand_encoding(enc[i]);
+			check_decode((const uint8_t (*)[32])enc, len);
+		}
+	for (int rep = 0; rep < 20; rep++) {
+		for (int i = 0; i < MSM_MAX; i++)
+			rand_encoding(enc[i]);
+		check_decode((const uint8_t (*)[32])enc, MSM_MAX);
+	}
+}
+
+static void fe64_from_fe_t(fe64 *r, const fe *f)
+{
+	uint8_t s[32];
+	fe_tobytes(s, f);
+	fe64_frombytes(r, s);
+}
+
+static void p3_to_ge64(ge64_p3 *r, const ge_p3 *p)
+{
+	fe64_from_fe_t(&r->X, &p->X);
+	fe64_from_fe_t(&r->Y, &p->Y);
+	fe64_from_fe_t(&r->Z, &p->Z);
+	fe64_from_fe_t(&r->T, &p->T);
+}
+
+static void ge64_to_bytes(uint8_t s[32], const ge64_p3 *p)
+{
+	ge_p3 q;
+	uint8_t b[32];
+	fe64_tobytes(b, &p->X);
+	fe_frombytes(&q.X, b);
+	fe64_tobytes(b, &p->Y);
+	fe_frombytes(&q.Y, b);
+	fe64_tobytes(b, &p->Z);
+	fe_frombytes(&q.Z, b);
+	fe64_tobytes(b, &p->T);
+	fe_frombytes(&q.T, b);
+	ge_p3_tobytes(s, &q);
+}
+
+/* sum a_i P_i + b B by ge.c, GE_MSM_MAX points at a time */
+static void reference_msm(uint8_t out[32], const uint8_t (*a)[32], const ge_p3 *P, int n,
+                          const uint8_t b[32])
+{
+	ge_p3 acc, part;
+	ge_cached c;
+	ge_p1p1 t;
+	uint8_t zero[32] = { 0 };
+	ge_multi_scalarmult_vartime(&acc, a, P, n < GE_MSM_MAX ? n : GE_MSM_MAX, b);
+	for (int i = GE_MSM_MAX; i < n; i += GE_MSM_MAX) {
+		int m = n - i < GE_MSM_MAX ? n - i : GE_MSM_MAX;
+		ge_multi_scalarmult_vartime(&part, a + i, P + i, m, zero);
+		ge_p3_to_cached(&c, &part);
+		ge_add(&t, &acc, &c);
+		ge_p1p1_to_p3(&acc, &t);
+	}
+	ge_p3_tobytes(out, &acc);
+}
+
+static void rand_scalar(uint8_t s[32])
+{
+	memset(s, 0, 32);
+	switch (th_rand_below(6)) {
+	case 0: /* a batch coefficient */
+		th_randbytes(s, 16);
+		break;
+	case 1:
+		th_rand_weird32(s);
+		break;
+	case 2: /* zero */
+		break;
+	case 3: /* 2^256 - 1 */
+		memset(s, 0xff, 32);
+		break;
+	default:
+		th_randbytes(s, 32);
+		break;
+	}
+}
+
+static void rand_point(ge_p3 *P, const ge_p3 *pool, int npool)
+{
+	uint8_t s[32];
+	switch (th_rand_below(8)) {
+	case 0: /* the identity */
+		ge_p3_0(P);
+		break;
+	case 1: /* y = 0: order 4, or another small-order y from the extremes */
+		do
+			th_weird32(s, th_rand_below(th_weird32_count()));
+		while (ge_frombytes_zip215(P, s) != 0);
+		break;
+	case 2: /* a duplicate */
+		*P = pool[th_rand_below((uint64_t)npool)];
+		break;
+	default: {
+		uint8_t sk[64], seed[32];
+		th_randbytes(seed, 32);
+		sigil_ed25519_keypair_from_seed(s, sk, seed);
+		assert_int_equal(ge_frombytes_zip215(P, s), 0);
+		break;
+	}
+	}
+}
+
+static void test_straus(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-straus");
+	const ge64_ops *ops = msm_ops();
+	static uint8_t a[MSM_MAX][32];
+	static ge_p3 P[MSM_MAX];
+	static ge64_p3 P64[MSM_MAX];
+	static const int sizes[] = { 0, 1, 2, 3, 15, 16, 17, 32, 33, 63, 64, 65, 127, MSM_MAX };
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		int n = sizes[si];
+		for (int rep = 0; rep < (n > 64 ? 3 : 8); rep++) {
+			uint8_t b[32], got[32], want[32];
+			ge64_p3 R;
+			for (int i = 0; i < n; i++) {
+				rand_scalar(a[i]);
+				rand_point(&P[i], P, i > 0 ? i : 1);
+				if (i == 0 && th_rand_below(2))
+					ge_p3_0(&P[0]);
+				p3_to_ge64(&P64[i], &P[i]);
+			}
+			rand_scalar(b);
+			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, ops);
+			ge64_to_bytes(got, &R);
+			reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
+			if (memcmp(got, want, 32) != 0)
+				fail_msg("msm_straus_vartime, n = %d, rep %d: wrong sum", n, rep);
+			/* [8] of the result: small order iff ge.c says so */
+			ge_p3 Q;
+			assert_int_equal(ge_frombytes_zip215(&Q, want), 0);
+			assert_int_equal(msm_is_small_order_vartime(&R, ops), ge_is_small_order(&Q));
+		}
+	}
+}
+
+static void test_small_order(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-small-order");
+	const ge64_ops *ops = msm_ops();
+	int seen_small = 0, seen_big = 0;
+	for (size_t i = 0; i < th_weird32_count(); i++)
+		for (int sgn = 0; sgn < 2; sgn++) {
+			uint8_t s[32];
+			ge_p3 Q;
+			ge64_p3 P;
+			th_weird32(s, i);
+			s[31] = (uint8_t)((s[31] & 0x7f) | (sgn << 7));
+			if (ge_frombytes_zip215(&Q, s) != 0)
+				continue;
+			p3_to_ge64(&P, &Q);
+			int want = ge_is_small_order(&Q);
+			seen_small += want;
+			seen_big += !want;
+			assert_int_equal(msm_is_small_order_vartime(&P, ops), want);
+			msm_p3_neg(&P);
+			assert_int_equal(msm_is_small_order_vartime(&P, ops), want);
+		}
+	assert_true(seen_small > 0);
+	ge_p3 Q;
+	ge64_p3 P;
+	ge_p3_0(&Q);
+	p3_to_ge64(&P, &Q);
+	assert_int_equal(msm_is_small_order_vartime(&P, ops), 1);
+	uint8_t sk[64], seed[32] = { 1 }, pk[32];
+	sigil_ed25519_keypair_from_seed(pk, sk, seed);
+	assert_int_equal(ge_frombytes_zip215(&Q, pk), 0);
+	p3_to_ge64(&P, &Q);
+	assert_int_equal(msm_is_small_order_vartime(&P, ops), 0);
+	(void)seen_big;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pow_lanes),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_straus),
+		cmocka_unit_test(test_small_order),
+	};
+	return th_run(tests);
+}
