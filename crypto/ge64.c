@@ -268,83 +268,111 @@ void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *
 	fe64_to_fe(&r->Z, &acc.Z);
 }
 
-void ge64_precomp_select(ge64_precomp *t, int pos, signed char b)
+void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b)
 {
-	uint64_t ub = (uint64_t)(int64_t)b;            /* sign-extended */
-	uint64_t bneg = ub >> 63;                       /* 1 if b < 0 */
-	uint64_t babs = ub - ((0 - bneg) & (ub << 1));  /* |b| */
-	fe64 zero, n;
+	uint64_t ub = (uint64_t)b;
+	uint64_t mneg = ct_mask_u64(ub >> 63);           /* all ones if b < 0 */
+	uint64_t babs = (ub ^ mneg) - mneg;               /* |b| */
+	uint64_t p[4] = { 0 }, m[4] = { 0 };
+	fe64 d = { { 0 } };
 
-	/* the identity (1, 1, 0), then each entry under its mask */
-	memset(t, 0, sizeof *t);
-	t->yplusx.v[0] = 1;
-	t->yminusx.v[0] = 1;
-	for (int j = 0; j < 8; j++) {
-		uint64_t m = ct_eq_u64(babs, (uint64_t)(j + 1));
-		const ge64_precomp *e = &ge64_base[pos][j];
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t hit = ct_eq_u64(babs, j + 1);
 		for (int k = 0; k < 4; k++) {
-			t->yplusx.v[k] ^= m & (t->yplusx.v[k] ^ e->yplusx.v[k]);
-			t->yminusx.v[k] ^= m & (t->yminusx.v[k] ^ e->yminusx.v[k]);
-			t->xy2d.v[k] ^= m & (t->xy2d.v[k] ^ e->xy2d.v[k]);
+			p[k] |= hit & row[j].yplusx.v[k];
+			m[k] |= hit & row[j].yminusx.v[k];
+			d.v[k] |= hit & row[j].xy2d.v[k];
 		}
 	}
-	/* -(y+x, y-x, 2dxy) = (y-x, y+x, -2dxy) */
-	uint64_t mneg = ct_mask_u64(bneg);
-	memset(&zero, 0, sizeof zero);
-	fe64_sub(&n, &zero, &t->xy2d);
-	for (int k = 0; k < 4; k++) {
-		uint64_t x = mneg & (t->yplusx.v[k] ^ t->yminusx.v[k]);
-		t->yplusx.v[k] ^= x;
-		t->yminusx.v[k] ^= x;
-		t->xy2d.v[k] ^= mneg & (t->xy2d.v[k] ^ n.v[k]);
-	}
-	sigil_wipe(&n, sizeof n);
+	uint64_t one = ct_iszero_u64(babs) & 1;
+	p[0] |= one;
+	m[0] |= one;
+	ge64_precomp_cneg(t, p, m, &d, mneg);
 }
 
-/* a = sum e[i] 16^i, e[i] in [-8, 8); a B = 16 (sum_{i odd} e[i] 256^((i-1)/2) B)
- * + sum_{i even} e[i] 256^(i/2) B, as in ge.c. */
-void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
+/* The scan this CPU runs best: ge64_scan_asm_probe() (AVX2) asked once,
+ * else the C twin. 0 not probed, 1 probed (ge64_scan_chosen valid); the
+ * probe is idempotent, so racing first uses store the same pointer. */
+static ge64_scan_fn *ge64_scan_chosen;
+static int ge64_scan_state;
+
+ge64_scan_fn *ge64_scan_best(void)
 {
-	signed char e[64];
-	signed char carry = 0;
+	if (__atomic_load_n(&ge64_scan_state, __ATOMIC_ACQUIRE) == 0) {
+		ge64_scan_fn *f = ge64_scan_asm_probe();
+		__atomic_store_n(&ge64_scan_chosen, f != NULL ? f : ge64_scan_generic,
+		                 __ATOMIC_RELAXED);
+		__atomic_store_n(&ge64_scan_state, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&ge64_scan_chosen, __ATOMIC_RELAXED);
+}
+
+/* e[i] in [-2^(W-1), 2^(W-1)) (the last in [0, 2^(W-1)]) with a = sum e[i]
+ * 2^(W i): window i is bits W i .. W i + W - 1 of a, in [0, 2^W); adding
+ * the carry gives [0, 2^W]; d >= 2^(W-1) becomes d - 2^W and carries 1.
+ * The last window (bits from W (DIGITS - 1) up to 254, DIGITS = ceil(256 /
+ * W)) holds at most 255 - W (DIGITS - 1) <= W - 1 bits: with the carry it
+ * stays <= 2^(W-1), the last entry of a row, and is not recoded. Byte and
+ * bit positions are public; the values only go through arithmetic. */
+_Static_assert(GE64_COMB_W >= 2 && GE64_COMB_W <= 9, "a window spans at most two bytes");
+_Static_assert(GE64_COMB_W * GE64_COMB_DIGITS >= 256, "the last digit fits a row");
+_Static_assert(2 * GE64_COMB_ROWS >= GE64_COMB_DIGITS, "two digit positions per row");
+
+static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32])
+{
+	const unsigned w = GE64_COMB_W, wmask = (1u << GE64_COMB_W) - 1;
+	unsigned carry = 0;
+	for (int i = 0; i < GE64_COMB_DIGITS; i++) {
+		unsigned bit = w * (unsigned)i, v = 0;
+		for (unsigned k = 0; k < 2 && bit / 8 + k < 32; k++)
+			v |= (unsigned)a[bit / 8 + k] << (8 * k);
+		v = ((v >> (bit % 8)) & wmask) + carry;
+		if (i == GE64_COMB_DIGITS - 1) { /* public position */
+			e[i] = (signed char)v;
+			break;
+		}
+		carry = (v + (1u << (w - 1))) >> w;                /* 0 or 1 */
+		e[i] = (signed char)((int)v - (int)(carry << w)); /* [-2^(W-1), 2^(W-1)) */
+	}
+}
+
+/* a = sum e[i] 2^(W i); with ge64_comb[r][j - 1] = j 2^(2 W r) B:
+ * a B = 2^W (sum_{i odd} e[i] 2^(W (i - 1)) B) + sum_{i even} e[i] 2^(W i) B,
+ * each term one entry of row i / 2 (ref10's two-pass comb, ge.c, with
+ * W-bit digits: DIGITS mixed additions and W doublings). */
+void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                               ge64_scan_fn *scan)
+{
+	signed char e[GE64_COMB_DIGITS];
 	ge64_p1p1 r;
 	ge64_p2 s;
 	ge64_p3 H;
 	ge64_precomp t;
 
-	for (int i = 0; i < 32; i++) {
-		e[2 * i] = (signed char)(a[i] & 15);
-		e[2 * i + 1] = (signed char)((a[i] >> 4) & 15);
-	}
-	for (int i = 0; i < 63; i++) {
-		e[i] = (signed char)(e[i] + carry);        /* in [0, 16] */
-		carry = (signed char)((e[i] + 8) >> 4);    /* 0 or 1 */
-		e[i] = (signed char)(e[i] - (carry * 16)); /* in [-8, 7] */
-	}
-	e[63] = (signed char)(e[63] + carry); /* in [0, 8] since a[31] <= 127 */
+	ge64_comb_digits(e, a);
 
 	memset(&H, 0, sizeof H); /* the identity (0 : 1 : 1 : 0) */
 	H.Y.v[0] = 1;
 	H.Z.v[0] = 1;
-	for (int i = 1; i < 64; i += 2) {
-		ge64_precomp_select(&t, i / 2, e[i]);
+	for (int i = 1; i < GE64_COMB_DIGITS; i += 2) {
+		scan(&t, ge64_comb[i / 2], GE64_COMB_N, e[i]);
 		ops->madd(&r, &H, &t);
 		ops->p1p1_to_p3(&H, &r);
 	}
 
-	/* 16 H: four doublings */
+	/* 2^W H: W doublings */
 	s.X = H.X;
 	s.Y = H.Y;
 	s.Z = H.Z;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < GE64_COMB_W - 1; k++) {
 		ops->p2_dbl(&r, &s);
 		ops->p1p1_to_p2(&s, &r);
 	}
 	ops->p2_dbl(&r, &s);
 	ops->p1p1_to_p3(&H, &r);
 
-	for (int i = 0; i < 64; i += 2) {
-		ge64_precomp_select(&t, i / 2, e[i]);
+	for (int i = 0; i < GE64_COMB_DIGITS; i += 2) {
+		scan(&t, ge64_comb[i / 2], GE64_COMB_N, e[i]);
 		ops->madd(&r, &H, &t);
 		ops->p1p1_to_p3(&H, &r);
 	}
@@ -359,6 +387,11 @@ void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(&t, sizeof t);
+}
+
+void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
+{
+	ge64_scalarmult_base_scan(h, a, ops, ge64_scan_best());
 }
 
 void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,

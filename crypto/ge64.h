@@ -86,13 +86,45 @@ void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *
  * GE_MSM_MAX; about 1 KiB of stack per point), with ops. */
 void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
                                    const uint8_t b[32], const ge64_ops *ops);
-/* h = a B as ge_scalarmult_base (a[31] <= 127; the same signed radix-16
- * digits over the same table, ge64_base), the point arithmetic done with
- * ops. Constant time: every table entry of a row is read, selections by
- * mask. */
+/* h = a B (a[31] <= 127), the point arithmetic done with ops: a comb over
+ * ge64_comb (ge64_table.h) with signed radix-2^GE64_COMB_W digits,
+ * GE64_COMB_DIGITS mixed additions and GE64_COMB_W doublings. Constant
+ * time: every entry of a row is read (scan), selections by mask.
+ * ge64_scalarmult_base takes ge64_scan_best(). */
 void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops);
-/* t = ge64_base[pos][|b| - 1], negated if b < 0, the identity if b = 0;
- * b in [-8, 8]. Reads all 8 entries; constant time in b. */
-void ge64_precomp_select(ge64_precomp *t, int pos, signed char b);
+
+/* t = row[|b| - 1] for 1 <= |b| <= n, negated if b < 0, the identity (1,
+ * 1, 0) if b = 0. Reads all n entries whole whatever b; constant time in b
+ * (n and row are public). The C twin and the AVX2 routine give the same
+ * bytes: both end in ge64_precomp_cneg. */
+typedef void ge64_scan_fn(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b);
+void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b);
+/* amd64 with AVX2 (crypto/asm/amd64/ge64_scan_avx2.c): only when
+ * ge64_scan_asm_probe() returned it. */
+void ge64_scan_avx2(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b);
+/* ge64_scan_avx2 when the build has it and the CPU and OS run AVX2 (CPUID,
+ * XGETBV), else NULL (crypto/asm/ge64_scan_none.c). Asks CPUID each call. */
+ge64_scan_fn *ge64_scan_asm_probe(void);
+/* The probe's answer, asked once, or ge64_scan_generic. */
+ge64_scan_fn *ge64_scan_best(void);
+
+/* ge64_scalarmult_base with a given scan (tests, ctgrind). */
+void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                               ge64_scan_fn *scan);
+/* The end of a scan: t = (p, m, d), or its negation (m, p, -d) = (y - x,
+ * y + x, -2dxy) when mneg is all ones (mneg all ones or zero; -d is
+ * fe64_sub(0, d)). Constant time. */
+static inline void ge64_precomp_cneg(ge64_precomp *t, const uint64_t p[4], const uint64_t m[4],
+                                     const fe64 *d, uint64_t mneg)
+{
+	fe64 zero = { { 0 } }, nd;
+	fe64_sub(&nd, &zero, d);
+	for (int k = 0; k < 4; k++) {
+		uint64_t x = mneg & (p[k] ^ m[k]);
+		t->yplusx.v[k] = p[k] ^ x;
+		t->yminusx.v[k] = m[k] ^ x;
+		t->xy2d.v[k] = d->v[k] ^ (mneg & (d->v[k] ^ nd.v[k]));
+	}
+}
 
 #endif /* SIGIL_GE64_H */

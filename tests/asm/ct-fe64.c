@@ -7,7 +7,8 @@
  * routines, then ge_p3_tobytes with its binary-GCD inversion) and the fe64
  * X25519 ladder, each with the C twins and with the amd64 assembly forced
  * (Valgrind hides ADX from CPUID, so cpu.c would never choose it; VEX runs
- * MULX/ADCX/ADOX when the host has them). Any secret-dependent branch or
+ * MULX/ADCX/ADOX when the host has them), and the comb's table scan, C
+ * twin and AVX2 (forced too). Any secret-dependent branch or
  * address makes Valgrind exit 99. The results are checked against the
  * radix-2^51 code (what cpu.c chooses under Valgrind). TAP output.
  */
@@ -21,6 +22,7 @@
 #include "fe64.h"
 #include "ge.h"
 #include "ge64.h"
+#include "ge64_table.h"
 
 static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, "adx" };
 static const ge64_ops adx_ge = {
@@ -64,6 +66,55 @@ static int check_base(const ge64_ops *ops)
 	return ok;
 }
 
+/* The comb's scan on its own, then the whole fixed-base multiplication
+ * with that scan (ge64_scalarmult_base_scan): the digit b and the scalar
+ * secret; the results against the radix-2^51 code and the C twin. */
+static int check_scan(ge64_scan_fn *scan, const ge64_ops *ops)
+{
+	int ok = 1;
+	for (int b = -GE64_COMB_N; b <= GE64_COMB_N; b += 3) {
+		ge64_precomp t, want;
+		int64_t sb = b;
+		ge64_scan_generic(&want, ge64_comb[1], GE64_COMB_N, sb);
+		CT_SECRET(&sb, sizeof sb);
+		scan(&t, ge64_comb[1], GE64_COMB_N, sb);
+		CT_DECLASSIFY(&t, sizeof t);
+		ok &= memcmp(&t, &want, sizeof t) == 0;
+	}
+	for (int n = 0; n < 3; n++) {
+		uint8_t k[32], e1[32], e2[32];
+		ge_p3 P, Q;
+		for (int i = 0; i < 32; i++)
+			k[i] = (uint8_t)(29 * n + 13 * i + 3);
+		k[31] &= 127;
+		ge_scalarmult_base(&Q, k);
+		ge_p3_tobytes(e1, &Q);
+		CT_SECRET(k, sizeof k);
+		ge64_scalarmult_base_scan(&P, k, ops, scan);
+		ge_p3_tobytes(e2, &P);
+		CT_DECLASSIFY(e2, sizeof e2);
+		CT_DECLASSIFY(k, sizeof k);
+		ok &= memcmp(e1, e2, 32) == 0;
+	}
+	return ok;
+}
+
+/* AVX2 on the host, from /proc/cpuinfo (as for ADX: the test does not rely
+ * on what CPUID says under Valgrind). */
+static int host_has_avx2(void)
+{
+	char line[4096];
+	int found = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, "flags", 5) == 0)
+			found = strstr(line, " avx2") != NULL;
+	fclose(f);
+	return found;
+}
+
 static int check_ladder(const fe64_ops *ops)
 {
 	int ok = 1;
@@ -87,7 +138,7 @@ int main(void)
 {
 	int adx = host_has_adx();
 	int failed = 0;
-	printf("1..4\n");
+	printf("1..6\n");
 #define REPORT(i, ok, what)                                         \
 	do {                                                        \
 		int ok_ = (ok);                                     \
@@ -103,5 +154,12 @@ int main(void)
 		printf("ok 3 # SKIP the host has no BMI2/ADX\n");
 		printf("ok 4 # SKIP the host has no BMI2/ADX\n");
 	}
+	REPORT(5, check_scan(ge64_scan_generic, &ge64_ops_generic),
+	       "ge64_scan_generic and ge64_scalarmult_base_scan with it, secret digit and scalar");
+	if (host_has_avx2())
+		REPORT(6, check_scan(ge64_scan_avx2, adx ? &adx_ge : &ge64_ops_generic),
+		       "ge64_scan_avx2 forced and ge64_scalarmult_base_scan with it, secret digit and scalar");
+	else
+		printf("ok 6 # SKIP the host has no AVX2\n");
 	return failed;
 }

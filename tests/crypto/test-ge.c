@@ -5,8 +5,10 @@
  * equation on decoded and computed points, scalarmult_base against
  * libsodium and against the double- and multi-scalar multiplications,
  * add/sub/dbl/neg/cofactor consistency (and against libsodium's point
- * addition), small-order detection, and the fixed-base table lookup for
- * every row and every digit.
+ * addition), small-order detection, the fixed-base table lookup for
+ * every row and every digit, and the fe64 comb (ge64.h: its scans on every
+ * row and digit, the C twin against the AVX2 one, and ge64_scalarmult_base
+ * with the C point routines against libsodium).
  */
 #include "harness.h"
 
@@ -15,7 +17,10 @@
 
 #include <sodium.h>
 
+#include "fe64.h"
 #include "ge.h"
+#include "ge64.h"
+#include "ge64_table.h"
 #include "sc.h"
 
 static const uint8_t identity_enc[32] = { 1 };
@@ -489,6 +494,117 @@ static void test_precomp_select(void **state)
 		}
 }
 
+/* ge64_precomp (radix 2^64) -> ge_precomp (radix 2^51), through bytes */
+static void precomp64_to_51(ge_precomp *r, const ge64_precomp *t)
+{
+	uint8_t s[32];
+	fe64_tobytes(s, &t->yplusx);
+	fe_frombytes(&r->yplusx, s);
+	fe64_tobytes(s, &t->yminusx);
+	fe_frombytes(&r->yminusx, s);
+	fe64_tobytes(s, &t->xy2d);
+	fe_frombytes(&r->xy2d, s);
+}
+
+/* The comb's scans (the C twin and, when this build and CPU have it, the
+ * AVX2 routine): every row, every digit b in [-N, N], the same bytes from
+ * both, and the point is [b 2^(2 W row)]B by libsodium (the identity for
+ * b = 0). */
+static void test_ge64_comb_scan(void **state)
+{
+	ge64_scan_fn *avx2 = ge64_scan_asm_probe();
+	const int n = GE64_COMB_N;
+	assert_true(sodium_init() >= 0);
+	assert_int_equal(n, 1 << (GE64_COMB_W - 1));
+	assert_int_equal(GE64_COMB_ROWS, (GE64_COMB_DIGITS + 1) / 2);
+	assert_true(GE64_COMB_W * GE64_COMB_DIGITS >= 256);
+	print_message("# AVX2 scan %s\n", avx2 != NULL ? "tested" : "not in this build or CPU");
+	for (int row = 0; row < GE64_COMB_ROWS; row++)
+		for (int b = -n; b <= n; b++) {
+			ge64_precomp t, t2;
+			ge_precomp t51;
+			ge_p3 I;
+			ge_p1p1 r;
+			uint8_t got[32], want[32], k[32] = { 0 };
+			memset(&t, 0xa5, sizeof t); /* every byte must be written */
+			ge64_scan_generic(&t, ge64_comb[row], (uint64_t)n, b);
+			if (avx2 != NULL) {
+				memset(&t2, 0x5a, sizeof t2);
+				avx2(&t2, ge64_comb[row], (uint64_t)n, b);
+				if (memcmp(&t, &t2, sizeof t) != 0) {
+					print_error("ge64_scan_avx2(row %d, b %d)\n", row, b);
+					th_assert_bytes_eq(&t2, &t, sizeof t);
+				}
+			}
+			precomp64_to_51(&t51, &t);
+			ge_p3_0(&I);
+			ge_madd(&r, &I, &t51);
+			p1p1_to_bytes(got, &r);
+			/* k = |b| 2^(2 W row) mod L (the last rows pass 2^255) */
+			uint8_t wide[64] = { 0 };
+			unsigned bit = 2u * GE64_COMB_W * (unsigned)row;
+			unsigned v = (unsigned)(b < 0 ? -b : b) << (bit % 8);
+			wide[bit / 8] = (uint8_t)v;
+			wide[bit / 8 + 1] = (uint8_t)(v >> 8);
+			sc_reduce(k, wide);
+			if (b == 0) {
+				memcpy(want, identity_enc, 32);
+			} else {
+				assert_int_equal(crypto_scalarmult_ed25519_base_noclamp(want, k), 0);
+				if (b < 0)
+					want[31] ^= 0x80; /* -P: x negated (x != 0 here) */
+			}
+			if (memcmp(got, want, 32) != 0) {
+				print_error("ge64_scan_generic(row %d, b %d)\n", row, b);
+				th_assert_bytes_eq(got, want, 32);
+			}
+		}
+}
+
+/* ge64_scalarmult_base with the C point routines, with each scan, against
+ * libsodium: random scalars below L and below 2^255, the weird 32-byte
+ * values, and scalars whose every W-bit window is the same value (2^(W-1)
+ * and 2^(W-1) - 1: the recoding's carry edges; all ones). */
+static void test_ge64_base_generic(void **state)
+{
+	ge64_scan_fn *scans[2] = { ge64_scan_generic, ge64_scan_asm_probe() };
+	th_rng_reset("ge64-base");
+	assert_true(sodium_init() >= 0);
+	for (int i = 0; i < 400; i++) {
+		uint8_t a[32] = { 0 }, got[32], want[32];
+		int edge = i - (int)th_weird32_count();
+		if (i < (int)th_weird32_count()) {
+			th_weird32(a, (size_t)i);
+		} else if (edge < 3) {
+			unsigned win = edge == 0 ? 1u << (GE64_COMB_W - 1)
+			               : edge == 1 ? (1u << (GE64_COMB_W - 1)) - 1
+			                           : (1u << GE64_COMB_W) - 1;
+			for (unsigned bit = 0; bit < 255; bit++)
+				if ((win >> (bit % GE64_COMB_W)) & 1)
+					a[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		} else if (i % 2) {
+			rand_scalar(a);
+		} else {
+			th_randbytes(a, 32);
+		}
+		a[31] &= 0x7f;
+		if (crypto_scalarmult_ed25519_base_noclamp(want, a) != 0)
+			memcpy(want, identity_enc, 32);
+		for (int s = 0; s < 2; s++) {
+			if (scans[s] == NULL)
+				continue;
+			ge_p3 P;
+			ge64_scalarmult_base_scan(&P, a, &ge64_ops_generic, scans[s]);
+			assert_true(on_curve(&P));
+			enc3(got, &P);
+			if (memcmp(got, want, 32) != 0) {
+				print_error("ge64_scalarmult_base_scan(case %d, scan %d)\n", i, s);
+				th_assert_bytes_eq(got, want, 32);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +618,8 @@ int main(void)
 		cmocka_unit_test(test_small_order),
 		cmocka_unit_test(test_is_canonical),
 		cmocka_unit_test(test_precomp_select),
+		cmocka_unit_test(test_ge64_comb_scan),
+		cmocka_unit_test(test_ge64_base_generic),
 	};
 	return th_run(tests);
 }
