@@ -129,6 +129,73 @@ void fe64_ladder_step_generic(fe64_ladder *st)
 	fe64_mul_generic(st->z2.v, st->t.v, st->e.v); /* z2 = E (AA + a24 E) */
 }
 
+/* h = 121666 aa - 121665 bb (mod p), the a24_body of the generator:
+ * X = 121666 aa, Y = 121665 bb (five limbs, tops < 2^17), D = X + 2^18 p - Y
+ * with 0 < D < 2^274 (Y < 2^17 2^256 - 2^17 38 = 2^18 p), then
+ * D = (d0..d3) + 38 d4 and the carry fold of fe64_mul121666. */
+static inline void fe64_a24(fe64 *h, const fe64 *aa, const fe64 *bb)
+{
+	/* 2^18 p = 2^17 (2^256 - 38), five limbs */
+	static const uint64_t k[5] = { 0xffffffffffb40000, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+	                               131071 };
+	uint64_t x[5], y[5];
+	u128 a = 0, b = 0;
+	for (int i = 0; i < 4; i++) {
+		a += (u128)aa->v[i] * 121666;
+		x[i] = (uint64_t)a;
+		a >>= 64;
+		b += (u128)bb->v[i] * 121665;
+		y[i] = (uint64_t)b;
+		b >>= 64;
+	}
+	x[4] = (uint64_t)a;
+	y[4] = (uint64_t)b;
+	/* d = x + k - y, limb by limb with the carry c in {-1, 0, 1} */
+	uint64_t d[5];
+	__int128 c = 0;
+	for (int i = 0; i < 5; i++) {
+		c += (__int128)x[i] + k[i] - y[i];
+		d[i] = (uint64_t)c;
+		c >>= 64; /* arithmetic shift */
+	}
+	a = (u128)d[0] + (u128)d[4] * 38; /* d4 < 2^18 */
+	uint64_t h0 = (uint64_t)a;
+	a = (a >> 64) + d[1];
+	uint64_t h1 = (uint64_t)a;
+	a = (a >> 64) + d[2];
+	uint64_t h2 = (uint64_t)a;
+	a = (a >> 64) + d[3];
+	uint64_t h3 = (uint64_t)a;
+	uint64_t cc = (uint64_t)(a >> 64);
+	h->v[0] = h0 + 38 * cc;
+	h->v[1] = h1;
+	h->v[2] = h2;
+	h->v[3] = h3;
+}
+
+/* The step of fe64_ladder_bits_*: fe64_ladder_step_generic's, but with
+ * t = BB + 121666 E computed from AA and BB (fe64_a24), as the assembly. */
+static void fe64_ladder_step_a24(fe64_ladder *st)
+{
+	fe64_add(&st->a, &st->x2, &st->z2);             /* A = x2 + z2 */
+	fe64_sub(&st->b, &st->x2, &st->z2);             /* B = x2 - z2 */
+	fe64_add(&st->c, &st->x3, &st->z3);             /* C = x3 + z3 */
+	fe64_sub(&st->d, &st->x3, &st->z3);             /* D = x3 - z3 */
+	fe64_sq_generic(st->aa.v, st->a.v);             /* AA = A^2 */
+	fe64_sq_generic(st->bb.v, st->b.v);             /* BB = B^2 */
+	fe64_mul_generic(st->da.v, st->d.v, st->a.v);   /* DA = D A */
+	fe64_mul_generic(st->cb.v, st->c.v, st->b.v);   /* CB = C B */
+	fe64_sub(&st->e, &st->aa, &st->bb);             /* E = AA - BB */
+	fe64_a24(&st->t, &st->aa, &st->bb);             /* BB + 121666 E */
+	fe64_mul_generic(st->z2.v, st->t.v, st->e.v);   /* z2 = E (AA + a24 E) */
+	fe64_mul_generic(st->x2.v, st->aa.v, st->bb.v); /* x2 = AA BB */
+	fe64_add(&st->t, &st->da, &st->cb);
+	fe64_sq_generic(st->x3.v, st->t.v);             /* x3 = (DA + CB)^2 */
+	fe64_sub(&st->t, &st->da, &st->cb);
+	fe64_sq_generic(st->t.v, st->t.v);
+	fe64_mul_generic(st->z3.v, st->t.v, st->x1.v);  /* z3 = x1 (DA - CB)^2 */
+}
+
 uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap)
 {
 	for (uint64_t i = 0; i < n; i++) {
@@ -138,7 +205,7 @@ uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint6
 		fe64_cswap(&st->x2, &st->x3, mask);
 		fe64_cswap(&st->z2, &st->z3, mask);
 		swap = bit;
-		fe64_ladder_step_generic(st);
+		fe64_ladder_step_a24(st);
 	}
 	return swap;
 }

@@ -65,11 +65,14 @@ void fe64_ladder_step_adx(fe64_ladder *st);
 /* n >= 1 (public) steps of the ladder for the bits 63, 62, ..., 64 - n of
  * w (secret), each with the lazy conditional swap of RFC 7748 first:
  *   swap ^= bit; cswap((x2, z2), (x3, z3), swap); swap = bit; step.
- * swap is 0 or 1 in; the return value is the swap still owed. x1, x2, z2,
- * x3, z3 come out with the same limbs from both; the temporaries of st do
- * not (the assembly orders the step differently). The assembly runs the
- * whole loop (no call per step, the swap in registers): x25519.c takes it
- * when ops->ladder_step is fe64_ladder_step_adx. */
+ * swap is 0 or 1 in; the return value is the swap still owed. The step is
+ * fe64_ladder_step_generic's with BB + 121666 E computed as
+ * 121666 AA - 121665 BB (not through E, so beside it): z2 may differ from
+ * fe64_ladder_step_generic's by a multiple of p. x1, x2, z2, x3, z3 come out
+ * with the same limbs from both twins; the temporaries of st do not (the
+ * assembly orders the step differently). The assembly runs the whole loop
+ * (no call per step, the swap in registers): x25519.c takes it when
+ * ops->ladder_step is fe64_ladder_step_adx. */
 uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap);
 uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap);
 

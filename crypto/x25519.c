@@ -130,7 +130,8 @@ static uint64_t x25519_bits_ops(fe64_ladder *st, uint64_t w, uint64_t n, uint64_
 /* The same ladder on fe64 (radix 2^64, values < 2^256): the steps with ops
  * (the assembly, or its C twins for tests), the final division in fe.h.
  * With the assembly's table, fe64_ladder_bits_adx runs 64 steps per call
- * (63 for the top word) with the swaps in registers. */
+ * (63 for the top word) with the swaps in registers; with the C twins'
+ * table, its twin fe64_ladder_bits_generic; any other table step by step. */
 void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32],
                      const fe64_ops *ops)
 {
@@ -161,6 +162,8 @@ void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 		uint64_t n = i == 3 ? 63 : 64;
 		if (ops->ladder_step == fe64_ladder_step_adx)
 			swap = fe64_ladder_bits_adx(&st, word, n, swap);
+		else if (ops->ladder_step == fe64_ladder_step_generic)
+			swap = fe64_ladder_bits_generic(&st, word, n, swap);
 		else
 			swap = x25519_bits_ops(&st, word, n, swap, ops);
 	}

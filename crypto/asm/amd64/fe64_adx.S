@@ -1510,11 +1510,11 @@ SIGIL_ENDFUNC(fe64_ladder_step_adx)
 	/* uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n, */
 	/*                               uint64_t swap); */
 	/* n >= 1 (public) steps of the RFC 7748 ladder, each a conditional swap */
-	/* then the step of fe64_ladder_step_adx, in one loop, for the bits */
+	/* then a ladder step, in one loop, for the bits */
 	/* 63, 62, ..., 64 - n of w (the scalar's bits, secret), with the lazy */
 	/* swap of RFC 7748: swap ^= bit; cswap(swap); swap = bit. Returns the */
-	/* last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as n */
-	/* rounds of fe64_cswap + fe64_ladder_step_generic (fe64_ladder_bits_generic); */
+	/* last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as */
+	/* fe64_ladder_bits_generic (z2 = E (121666 AA - 121665 BB) there too); */
 	/* the temporaries of st get other values. The loop count is public: the */
 	/* one jne is allowed by check-asm.sh for this name. rdi = st, rsi = w, */
 	/* rdx = n (moved to rcx), rcx = swap (kept below rsp, the red zone). */
@@ -1718,65 +1718,53 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 272], r14
 	mov	qword ptr [rdi + 280], r15
 
-	/* ---- DA = D A ---- */
-	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
-	mulx	r9, r8, qword ptr [rdi + 160]     /* t1:t0 = f0 g0 */
-	mulx	r10, rax, qword ptr [rdi + 168]   /* hi:lo = f0 g1 */
-	add	r9, rax                            /* t1 += lo */
-	mulx	r11, rax, qword ptr [rdi + 176]   /* hi:lo = f0 g2; t3 = hi */
-	adc	r10, rax                           /* t2 += lo + carry */
-	mulx	r12, rax, qword ptr [rdi + 184]   /* hi:lo = f0 g3; t4 = hi */
+	/* ---- AA = A^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 168]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 176]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 184]   /* hi:lo = f0 f3; t4 = hi */
 	adc	r11, rax                           /* t3 += lo + carry */
-	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
-	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rdi + 160]   /* hi:lo = f1 g0 */
-	adcx	r9, rax                           /* t1 += lo */
-	adox	r10, rbx                          /* t2 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 168]   /* hi:lo = f1 g1 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f1 g2 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rdi + 184]   /* hi:lo = f1 g3; t5 = hi */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbp                          /* t5 += OF */
-	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
-	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rdi + 160]   /* hi:lo = f2 g0 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 168]   /* hi:lo = f2 g1 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f2 g2 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 g3; t6 = hi */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbp                          /* t6 += OF */
-	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
-	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rdi + 280]         /* rdx = f3 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rdi + 160]   /* hi:lo = f3 g0 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 168]   /* hi:lo = f3 g1 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f3 g2 */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbx                          /* t6 += hi */
-	mulx	r15, rax, qword ptr [rdi + 184]   /* hi:lo = f3 g3; t7 = hi */
-	adcx	r14, rax                          /* t6 += lo */
-	adox	r15, rbp                          /* t7 += OF */
-	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 184]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rdi + 184]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -1804,10 +1792,10 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	and	rax, 38                            /* rax = 38 c' */
 	add	r8, rax
 	/* h = s */
-	mov	qword ptr [rdi + 384], r8
-	mov	qword ptr [rdi + 392], r9
-	mov	qword ptr [rdi + 400], r10
-	mov	qword ptr [rdi + 408], r11
+	mov	qword ptr [rdi + 288], r8
+	mov	qword ptr [rdi + 296], r9
+	mov	qword ptr [rdi + 304], r10
+	mov	qword ptr [rdi + 312], r11
 
 	/* ---- CB = C B ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
@@ -1900,85 +1888,6 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 432], r10
 	mov	qword ptr [rdi + 440], r11
 
-	/* ---- AA = A^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
-	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
-	mulx	r10, r9, qword ptr [rdi + 168]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 176]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 184]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 184]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
-	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
-	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
-	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
-	mov	rdx, qword ptr [rdi + 184]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 288], r8
-	mov	qword ptr [rdi + 296], r9
-	mov	qword ptr [rdi + 304], r10
-	mov	qword ptr [rdi + 312], r11
-
 	/* ---- BB = B^2 ---- */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
 	mov	rdx, qword ptr [rdi + 192]         /* rdx = f0 */
@@ -2058,100 +1967,65 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 336], r10
 	mov	qword ptr [rdi + 344], r11
 
-	/* ---- t = DA + CB, da = DA - CB ---- */
-	/* (s, c) = f + g and (d, b) = f - g, from one load of f */
-	mov	r8, qword ptr [rdi + 384]
-	mov	r9, qword ptr [rdi + 392]
-	mov	r10, qword ptr [rdi + 400]
-	mov	r11, qword ptr [rdi + 408]
-	mov	r12, r8
-	mov	r13, r9
-	mov	r14, r10
-	mov	r15, r11
-	add	r8, qword ptr [rdi + 416]
-	adc	r9, qword ptr [rdi + 424]
-	adc	r10, qword ptr [rdi + 432]
-	adc	r11, qword ptr [rdi + 440]
-	sbb	rax, rax                           /* rax = -c */
-	sub	r12, qword ptr [rdi + 416]
-	sbb	r13, qword ptr [rdi + 424]
-	sbb	r14, qword ptr [rdi + 432]
-	sbb	r15, qword ptr [rdi + 440]
-	sbb	rbx, rbx                           /* rbx = -b */
-	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
-	and	rax, 38                            /* rax = 38 c */
-	add	r8, rax
-	adc	r9, 0
-	adc	r10, 0
-	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	mov	qword ptr [rdi + 448], r8
-	mov	qword ptr [rdi + 456], r9
-	mov	qword ptr [rdi + 464], r10
-	mov	qword ptr [rdi + 472], r11
-	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
-	and	rbx, 38                            /* rbx = 38 b */
-	sub	r12, rbx
-	sbb	r13, 0
-	sbb	r14, 0
-	sbb	r15, 0
-	sbb	rbx, rbx                           /* rbx = -b' */
-	and	rbx, 38                            /* rbx = 38 b' */
-	sub	r12, rbx
-	mov	qword ptr [rdi + 384], r12
-	mov	qword ptr [rdi + 392], r13
-	mov	qword ptr [rdi + 400], r14
-	mov	qword ptr [rdi + 408], r15
-
-	/* ---- x3 = (DA + CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
-	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
-	mulx	r10, r9, qword ptr [rdi + 456]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 464]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 472]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 472]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 472]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
-	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 464]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
-	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	/* ---- DA = D A ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rdi + 160]     /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rdi + 168]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rdi + 176]   /* hi:lo = f0 g2; t3 = hi */
 	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
-	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
-	mov	rdx, qword ptr [rdi + 472]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	mulx	r12, rax, qword ptr [rdi + 184]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rdi + 160]   /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 168]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rdi + 184]   /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rdi + 160]   /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 168]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rdi + 280]         /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rdi + 160]   /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 168]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rdi + 184]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -2179,114 +2053,10 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	and	rax, 38                            /* rax = 38 c' */
 	add	r8, rax
 	/* h = s */
-	mov	qword ptr [rdi + 96], r8
-	mov	qword ptr [rdi + 104], r9
-	mov	qword ptr [rdi + 112], r10
-	mov	qword ptr [rdi + 120], r11
-
-	/* ---- cb = (DA - CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
-	mov	rdx, qword ptr [rdi + 384]         /* rdx = f0 */
-	mulx	r10, r9, qword ptr [rdi + 392]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 400]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 408]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 392]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 408]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 400]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 408]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
-	mov	rdx, qword ptr [rdi + 392]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 400]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mov	rdx, qword ptr [rdi + 384]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
-	mov	rdx, qword ptr [rdi + 392]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
-	mov	rdx, qword ptr [rdi + 400]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
-	mov	rdx, qword ptr [rdi + 408]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 416], r8
-	mov	qword ptr [rdi + 424], r9
-	mov	qword ptr [rdi + 432], r10
-	mov	qword ptr [rdi + 440], r11
-
-	/* ---- E = AA - BB ---- */
-	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
-	mov	r8, qword ptr [rdi + 288]
-	mov	r9, qword ptr [rdi + 296]
-	mov	r10, qword ptr [rdi + 304]
-	mov	r11, qword ptr [rdi + 312]
-	sub	r8, qword ptr [rdi + 320]
-	sbb	r9, qword ptr [rdi + 328]
-	sbb	r10, qword ptr [rdi + 336]
-	sbb	r11, qword ptr [rdi + 344]
-	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
-	sbb	rax, rax                           /* rax = -b */
-	and	rax, 38                            /* rax = 38 b */
-	sub	r8, rax
-	sbb	r9, 0
-	sbb	r10, 0
-	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
-	sub	r8, rax
-	mov	qword ptr [rdi + 352], r8
-	mov	qword ptr [rdi + 360], r9
-	mov	qword ptr [rdi + 368], r10
-	mov	qword ptr [rdi + 376], r11
+	mov	qword ptr [rdi + 384], r8
+	mov	qword ptr [rdi + 392], r9
+	mov	qword ptr [rdi + 400], r10
+	mov	qword ptr [rdi + 408], r11
 
 	/* ---- x2 = AA BB ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
@@ -2379,134 +2149,27 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 48], r10
 	mov	qword ptr [rdi + 56], r11
 
-	/* ---- z3 = x1 (DA - CB)^2 ---- */
-	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rdi + 416]         /* rdx = f0 */
-	mulx	r9, r8, qword ptr [rdi + 0]       /* t1:t0 = f0 g0 */
-	mulx	r10, rax, qword ptr [rdi + 8]     /* hi:lo = f0 g1 */
-	add	r9, rax                            /* t1 += lo */
-	mulx	r11, rax, qword ptr [rdi + 16]    /* hi:lo = f0 g2; t3 = hi */
-	adc	r10, rax                           /* t2 += lo + carry */
-	mulx	r12, rax, qword ptr [rdi + 24]    /* hi:lo = f0 g3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
-	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rdi + 424]         /* rdx = f1 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rdi + 0]     /* hi:lo = f1 g0 */
-	adcx	r9, rax                           /* t1 += lo */
-	adox	r10, rbx                          /* t2 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 8]     /* hi:lo = f1 g1 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f1 g2 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rdi + 24]    /* hi:lo = f1 g3; t5 = hi */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbp                          /* t5 += OF */
-	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
-	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rdi + 432]         /* rdx = f2 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rdi + 0]     /* hi:lo = f2 g0 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 8]     /* hi:lo = f2 g1 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f2 g2 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rdi + 24]    /* hi:lo = f2 g3; t6 = hi */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbp                          /* t6 += OF */
-	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
-	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rdi + 440]         /* rdx = f3 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rdi + 0]     /* hi:lo = f3 g0 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 8]     /* hi:lo = f3 g1 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f3 g2 */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbx                          /* t6 += hi */
-	mulx	r15, rax, qword ptr [rdi + 24]    /* hi:lo = f3 g3; t7 = hi */
-	adcx	r14, rax                          /* t6 += lo */
-	adox	r15, rbp                          /* t7 += OF */
-	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 128], r8
-	mov	qword ptr [rdi + 136], r9
-	mov	qword ptr [rdi + 144], r10
-	mov	qword ptr [rdi + 152], r11
-
-	/* ---- t = 121666 E ---- */
-	/* (s, c) = 121666 f, c < 2^17 */
-	mov	edx, 121666
-	mulx	rax, r8, qword ptr [rdi + 352]    /* rax:s0 = 121666 f0 */
-	mulx	rbx, r9, qword ptr [rdi + 360]    /* rbx:lo = 121666 f1 */
-	add	r9, rax                            /* s1 = lo + hi of f0 */
-	mulx	rax, r10, qword ptr [rdi + 368]
-	adc	r10, rbx
-	mulx	rbx, r11, qword ptr [rdi + 376]
-	adc	r11, rax
-	adc	rbx, 0                             /* c */
-	/* s = s + 38 c, carry out c'; then s0 + 38 c' */
-	imul	rbx, rbx, 38                      /* 38 c < 2^23 */
-	add	r8, rbx
-	adc	r9, 0
-	adc	r10, 0
-	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	mov	qword ptr [rdi + 448], r8
-	mov	qword ptr [rdi + 456], r9
-	mov	qword ptr [rdi + 464], r10
-	mov	qword ptr [rdi + 472], r11
-
-	/* ---- t = BB + 121666 E = AA + 121665 E ---- */
-	/* (s, c) = f + g, 257 bits */
-	mov	r8, qword ptr [rdi + 320]
-	mov	r9, qword ptr [rdi + 328]
-	mov	r10, qword ptr [rdi + 336]
-	mov	r11, qword ptr [rdi + 344]
-	add	r8, qword ptr [rdi + 448]
-	adc	r9, qword ptr [rdi + 456]
-	adc	r10, qword ptr [rdi + 464]
-	adc	r11, qword ptr [rdi + 472]
-	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
+	/* ---- c = DA + CB, d = DA - CB ---- */
+	/* (s, c) = f + g and (d, b) = f - g, from one load of f */
+	mov	r8, qword ptr [rdi + 384]
+	mov	r9, qword ptr [rdi + 392]
+	mov	r10, qword ptr [rdi + 400]
+	mov	r11, qword ptr [rdi + 408]
+	mov	r12, r8
+	mov	r13, r9
+	mov	r14, r10
+	mov	r15, r11
+	add	r8, qword ptr [rdi + 416]
+	adc	r9, qword ptr [rdi + 424]
+	adc	r10, qword ptr [rdi + 432]
+	adc	r11, qword ptr [rdi + 440]
 	sbb	rax, rax                           /* rax = -c */
+	sub	r12, qword ptr [rdi + 416]
+	sbb	r13, qword ptr [rdi + 424]
+	sbb	r14, qword ptr [rdi + 432]
+	sbb	r15, qword ptr [rdi + 440]
+	sbb	rbx, rbx                           /* rbx = -b */
+	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
 	and	rax, 38                            /* rax = 38 c */
 	add	r8, rax
 	adc	r9, 0
@@ -2515,12 +2178,98 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
 	add	r8, rax
+	mov	qword ptr [rdi + 224], r8
+	mov	qword ptr [rdi + 232], r9
+	mov	qword ptr [rdi + 240], r10
+	mov	qword ptr [rdi + 248], r11
+	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
+	and	rbx, 38                            /* rbx = 38 b */
+	sub	r12, rbx
+	sbb	r13, 0
+	sbb	r14, 0
+	sbb	r15, 0
+	sbb	rbx, rbx                           /* rbx = -b' */
+	and	rbx, 38                            /* rbx = 38 b' */
+	sub	r12, rbx
+	mov	qword ptr [rdi + 256], r12
+	mov	qword ptr [rdi + 264], r13
+	mov	qword ptr [rdi + 272], r14
+	mov	qword ptr [rdi + 280], r15
+
+	/* ---- t = 121666 AA - 121665 BB = BB + 121666 E ---- */
+	/* X = 121666 AA in r8..r12 */
+	mov	edx, 121666
+	mulx	rax, r8, qword ptr [rdi + 288]    /* rax:x0 = 121666 AA0 */
+	mulx	rbx, r9, qword ptr [rdi + 296]
+	add	r9, rax
+	mulx	rax, r10, qword ptr [rdi + 304]
+	adc	r10, rbx
+	mulx	r12, r11, qword ptr [rdi + 312]   /* x4 = hi */
+	adc	r11, rax
+	adc	r12, 0                             /* x4 < 2^17 */
+	/* Y = 121665 BB in r13, r14, r15, rbp, rbx */
+	mov	edx, 121665
+	mulx	rax, r13, qword ptr [rdi + 320]
+	mulx	rbx, r14, qword ptr [rdi + 328]
+	add	r14, rax
+	mulx	rax, r15, qword ptr [rdi + 336]
+	adc	r15, rbx
+	mulx	rbx, rbp, qword ptr [rdi + 344]
+	adc	rbp, rax
+	adc	rbx, 0                             /* y4 < 2^17 */
+	/* X = X + 2^18 p: limbs (2^64 - 4980736, 2^64 - 1, 2^64 - 1, 2^64 - 1, 2^17 - 1) */
+	add	r8, -4980736
+	adc	r9, -1
+	adc	r10, -1
+	adc	r11, -1
+	adc	r12, 131071                        /* < 2^18 */
+	/* D = X - Y, positive (Y < 2^18 p); d4 < 2^18 */
+	sub	r8, r13
+	sbb	r9, r14
+	sbb	r10, r15
+	sbb	r11, rbp
+	sbb	r12, rbx
+	xor	ebp, ebp                           /* zero register again */
+	/* s = (d0..d3) + 38 d4, carry out c'; then s0 + 38 c' */
+	imul	r12, r12, 38                      /* 38 d4 < 2^24 */
+	add	r8, r12
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
 	mov	qword ptr [rdi + 448], r8
 	mov	qword ptr [rdi + 456], r9
 	mov	qword ptr [rdi + 464], r10
 	mov	qword ptr [rdi + 472], r11
 
-	/* ---- z2 = E (AA + a24 E) ---- */
+	/* ---- E = AA - BB ---- */
+	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
+	mov	r8, qword ptr [rdi + 288]
+	mov	r9, qword ptr [rdi + 296]
+	mov	r10, qword ptr [rdi + 304]
+	mov	r11, qword ptr [rdi + 312]
+	sub	r8, qword ptr [rdi + 320]
+	sbb	r9, qword ptr [rdi + 328]
+	sbb	r10, qword ptr [rdi + 336]
+	sbb	r11, qword ptr [rdi + 344]
+	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
+	sbb	rax, rax                           /* rax = -b */
+	and	rax, 38                            /* rax = 38 b */
+	sub	r8, rax
+	sbb	r9, 0
+	sbb	r10, 0
+	sbb	r11, 0
+	sbb	rax, rax                           /* rax = -b' */
+	and	rax, 38                            /* rax = 38 b' */
+	sub	r8, rax
+	mov	qword ptr [rdi + 352], r8
+	mov	qword ptr [rdi + 360], r9
+	mov	qword ptr [rdi + 368], r10
+	mov	qword ptr [rdi + 376], r11
+
+	/* ---- z2 = E (BB + 121666 E) = E (AA + a24 E) ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
 	mulx	r9, r8, qword ptr [rdi + 352]     /* t1:t0 = f0 g0 */
@@ -2610,6 +2359,255 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 72], r9
 	mov	qword ptr [rdi + 80], r10
 	mov	qword ptr [rdi + 88], r11
+
+	/* ---- da = (DA - CB)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 264]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 272]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 280]   /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 280]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 280]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 272]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rdi + 280]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 384], r8
+	mov	qword ptr [rdi + 392], r9
+	mov	qword ptr [rdi + 400], r10
+	mov	qword ptr [rdi + 408], r11
+
+	/* ---- z3 = x1 (DA - CB)^2 ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rdi + 384]         /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rdi + 0]       /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rdi + 8]     /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rdi + 16]    /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rdi + 24]    /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rdi + 392]         /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rdi + 0]     /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 8]     /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rdi + 24]    /* hi:lo = f1 g3; t5 = hi */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rdi + 400]         /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rdi + 0]     /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 8]     /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rdi + 24]    /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rdi + 408]         /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rdi + 0]     /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 8]     /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rdi + 24]    /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 128], r8
+	mov	qword ptr [rdi + 136], r9
+	mov	qword ptr [rdi + 144], r10
+	mov	qword ptr [rdi + 152], r11
+
+	/* ---- x3 = (DA + CB)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
+	xor	r15d, r15d                         /* t7 = 0 */
+	add	r9, r9
+	adc	r10, r10
+	adc	r11, r11
+	adc	r12, r12
+	adc	r13, r13
+	adc	r14, r14
+	adc	r15, r15
+	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
+	add	r9, rax                            /* t1 += hi */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adc	r10, rax                           /* t2 += lo + carry */
+	adc	r11, rbx                           /* t3 += hi + carry */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adc	r12, rax                           /* t4 += lo + carry */
+	adc	r13, rbx                           /* t5 += hi + carry */
+	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adc	r14, rax                           /* t6 += lo + carry */
+	adc	r15, rbx                           /* t7 += hi + carry */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
 
 	dec	rcx
 	jnz	1b                                 /* public count */

@@ -306,6 +306,57 @@ def mul121666_body(o, h, f):
         o.ins("mov", h(i) + ", " + T[i])
 
 
+def a24_body(o, h, aa, bb):
+    """h = 121666 AA - 121665 BB (mod p) = BB + 121666 (AA - BB), from AA and
+    BB alone (not through E = AA - BB): X = 121666 AA and Y = 121665 BB (five
+    limbs each, top limbs < 2^17), D = X + 2^18 p - Y, 0 < D < 2^274 (2^18 p =
+    (2^17 - 1) 2^256 + 2^256 - 4980736), then D = (d0..d3) + 38 d4 and the
+    carry fold of mul121666_body. Uses rax, rbx, rdx, r8..r15 and rbp
+    (zeroed again at the end)."""
+    o.note("X = 121666 AA in r8..r12")
+    o.ins("mov", "edx, 121666")
+    o.ins("mulx", "rax, r8, " + aa(0), comment="rax:x0 = 121666 AA0")
+    o.ins("mulx", "rbx, r9, " + aa(1))
+    o.ins("add", "r9, rax")
+    o.ins("mulx", "rax, r10, " + aa(2))
+    o.ins("adc", "r10, rbx")
+    o.ins("mulx", "r12, r11, " + aa(3), comment="x4 = hi")
+    o.ins("adc", "r11, rax")
+    o.ins("adc", "r12, 0", comment="x4 < 2^17")
+    o.note("Y = 121665 BB in r13, r14, r15, rbp, rbx")
+    o.ins("mov", "edx, 121665")
+    o.ins("mulx", "rax, r13, " + bb(0))
+    o.ins("mulx", "rbx, r14, " + bb(1))
+    o.ins("add", "r14, rax")
+    o.ins("mulx", "rax, r15, " + bb(2))
+    o.ins("adc", "r15, rbx")
+    o.ins("mulx", "rbx, rbp, " + bb(3))
+    o.ins("adc", "rbp, rax")
+    o.ins("adc", "rbx, 0", comment="y4 < 2^17")
+    o.note("X = X + 2^18 p: limbs (2^64 - 4980736, 2^64 - 1, 2^64 - 1, 2^64 - 1, 2^17 - 1)")
+    o.ins("add", "r8, -4980736")
+    o.ins("adc", "r9, -1")
+    o.ins("adc", "r10, -1")
+    o.ins("adc", "r11, -1")
+    o.ins("adc", "r12, 131071", comment="< 2^18")
+    o.note("D = X - Y, positive (Y < 2^18 p); d4 < 2^18")
+    o.ins("sub", "r8, r13")
+    o.ins("sbb", "r9, r14")
+    o.ins("sbb", "r10, r15")
+    o.ins("sbb", "r11, rbp")
+    o.ins("sbb", "r12, rbx")
+    o.ins("xor", "ebp, ebp", comment="zero register again")
+    o.note("s = (d0..d3) + 38 d4, carry out c'; then s0 + 38 c'")
+    o.ins("imul", "r12, r12, 38", comment="38 d4 < 2^24")
+    o.ins("add", "r8, r12")
+    for i in range(1, 4):
+        o.ins("adc", T[i] + ", 0")
+    o.ins("sbb", "rax, rax", comment="rax = -c'")
+    o.ins("and", "rax, 38", comment="rax = 38 c'")
+    o.ins("add", "r8, rax")
+    for i in range(4):
+        o.ins("mov", h(i) + ", " + T[i])
+
 # struct fe64_ladder of crypto/fe64.h: fifteen fe64 of 32 bytes, in order.
 LADDER_FIELDS = ["x1", "x2", "z2", "x3", "z3", "a", "b", "c", "d", "aa", "bb", "e",
                  "da", "cb", "t"]
@@ -390,11 +441,11 @@ def gen_ladder_bits(o):
     o.note("uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n,")
     o.note("                              uint64_t swap);")
     o.note("n >= 1 (public) steps of the RFC 7748 ladder, each a conditional swap")
-    o.note("then the step of fe64_ladder_step_adx, in one loop, for the bits")
+    o.note("then a ladder step, in one loop, for the bits")
     o.note("63, 62, ..., 64 - n of w (the scalar's bits, secret), with the lazy")
     o.note("swap of RFC 7748: swap ^= bit; cswap(swap); swap = bit. Returns the")
-    o.note("last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as n")
-    o.note("rounds of fe64_cswap + fe64_ladder_step_generic (fe64_ladder_bits_generic);")
+    o.note("last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as")
+    o.note("fe64_ladder_bits_generic (z2 = E (121666 AA - 121665 BB) there too);")
     o.note("the temporaries of st get other values. The loop count is public: the")
     o.note("one jne is allowed by check-asm.sh for this name. rdi = st, rsi = w,")
     o.note("rdx = n (moved to rcx), rcx = swap (kept below rsp, the red zone).")
@@ -425,25 +476,26 @@ def gen_ladder_bits(o):
             o.ins("xor", "r9, r10")
             o.ins("mov", F[p](i) + ", r8")
             o.ins("mov", F[q](i) + ", r9")
-    # The step of gen_ladder_step, with the same arithmetic (hence the same
-    # limbs), ordered so that independent products sit next to each other
-    # for the out-of-order core; DA - CB goes to the slot da, its square to cb.
+    # The step of gen_ladder_step, but t = BB + 121666 E computed as
+    # 121666 AA - 121665 BB (a24_body) beside E instead of after it; the
+    # order is the fastest of a search over the orders the dependencies
+    # allow (on AMD Zen 4; the out-of-order core overlaps neighbours). Slots
+    # reused once dead: c = DA + CB, d = DA - CB, da = (DA - CB)^2.
     steps = [
         ("A = x2 + z2, B = x2 - z2", addsub_body, "a", "b", "x2", "z2"),
         ("C = x3 + z3, D = x3 - z3", addsub_body, "c", "d", "x3", "z3"),
-        ("DA = D A", mul_body, "da", "d", "a"),
-        ("CB = C B", mul_body, "cb", "c", "b"),
         ("AA = A^2", sq_body, "aa", "a"),
+        ("CB = C B", mul_body, "cb", "c", "b"),
         ("BB = B^2", sq_body, "bb", "b"),
-        ("t = DA + CB, da = DA - CB", addsub_body, "t", "da", "da", "cb"),
-        ("x3 = (DA + CB)^2", sq_body, "x3", "t"),
-        ("cb = (DA - CB)^2", sq_body, "cb", "da"),
-        ("E = AA - BB", sub_body, "e", "aa", "bb"),
+        ("DA = D A", mul_body, "da", "d", "a"),
         ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
-        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "cb", "x1"),
-        ("t = 121666 E", mul121666_body, "t", "e"),
-        ("t = BB + 121666 E = AA + 121665 E", add_body, "t", "bb", "t"),
-        ("z2 = E (AA + a24 E)", mul_body, "z2", "t", "e"),
+        ("c = DA + CB, d = DA - CB", addsub_body, "c", "d", "da", "cb"),
+        ("t = 121666 AA - 121665 BB = BB + 121666 E", a24_body, "t", "aa", "bb"),
+        ("E = AA - BB", sub_body, "e", "aa", "bb"),
+        ("z2 = E (BB + 121666 E) = E (AA + a24 E)", mul_body, "z2", "t", "e"),
+        ("da = (DA - CB)^2", sq_body, "da", "d"),
+        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "da", "x1"),
+        ("x3 = (DA + CB)^2", sq_body, "x3", "c"),
     ]
     for step in steps:
         text, body, args = step[0], step[1], step[2:]
