@@ -136,10 +136,11 @@ static void keystore_drop(Keystore *ks, Key *key)
  * The sign count of a key with a max_signs rule survives restarts:
  * keys/<label>.uses holds it (8 bytes, big-endian) and the key's public key
  * (32 bytes, so a file left by a deleted key of the same label is not
- * taken). policy_check() calls uses_persist() with the new count before it
- * allows an operation: a write of the count in place and fdatasync. A
- * missing or foreign file makes the key count as used up (an error is
- * logged): the count can only be too high, never too low.
+ * taken). policy_check() calls uses_persist() with a new reservation
+ * (policy.h) before it allows an operation past the last one: a write of
+ * the count in place and fdatasync. At a clean stop the exact count is
+ * written back. A missing or foreign file makes the key count as used up
+ * (an error is logged): the count can only be too high, never too low.
  */
 #define USES_SUFFIX ".uses"
 #define USES_LEN 40
@@ -213,6 +214,7 @@ static void uses_load(Keystore *ks, Key *key)
 		close(fd);
 	}
 	if (n == USES_LEN && memcmp(buf + 8, key->info.public_key, 32) == 0) {
+		/* a reservation left by a crash counts as used */
 		key->use.signs = 0;
 		for (int i = 0; i < 8; i++)
 			key->use.signs = (key->use.signs << 8) | buf[i];
@@ -221,7 +223,20 @@ static void uses_load(Keystore *ks, Key *key)
 		        "up", key->info.label, name, fd < 0 ? "missing" : "not its count file");
 		key->use.signs = key->policy.max_signs;
 	}
+	key->use.reserved = key->use.signs;
 	uses_attach(ks, key);
+}
+
+/* a clean stop: give back what was reserved and not used */
+static void uses_settle(Keystore *ks)
+{
+	for (size_t i = 0; i < ks->n_keys; i++) {
+		Key *key = ks->keys[i];
+
+		if (key->use.persist && key->use.reserved > key->use.signs &&
+		    uses_persist(ks, &key->use, key->use.signs) == 0)
+			key->use.reserved = key->use.signs;
+	}
 }
 
 /* public key, expanded key, fingerprint from secret->seed */
@@ -712,6 +727,8 @@ int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions 
 
 void keystore_close(Keystore *ks)
 {
+	if (ks->dirfd >= 0)
+		uses_settle(ks);
 	while (ks->n_keys > 0)
 		keystore_drop(ks, ks->keys[ks->n_keys - 1]);
 	free(ks->keys);

@@ -135,6 +135,13 @@ static bool pid_in_group(pid_t pid, uint32_t gid)
 	return found;
 }
 
+uint64_t policy_reserve_block(uint64_t max_signs)
+{
+	uint64_t b = max_signs / 64;
+
+	return b < 1 ? 1 : b > 64 ? 64 : b;
+}
+
 bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,
                   uint64_t now_ms, char *why, size_t why_len)
 {
@@ -193,14 +200,19 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 		use->window_count++;
 	}
 allowed:
-	if (op && p->set && p->max_signs && use->persist && use->self == use) {
+	if (op && p->set && p->max_signs && use->persist && use->self == use && use->signs + 1 > use->reserved) {
 		/* durable before the signature leaves: docs/security.md */
-		int r = use->persist(use->ctx, use, use->signs + 1);
+		uint64_t to = use->signs + policy_reserve_block(p->max_signs);
+		int r;
 
+		if (to > p->max_signs)
+			to = p->max_signs;
+		r = use->persist(use->ctx, use, to);
 		if (r < 0) {
 			snprintf(why, why_len, "rule max_signs: cannot record the use count (%s)", strerror(-r));
 			return false;
 		}
+		use->reserved = to;
 	}
 	if (op)
 		use->signs++;

@@ -19,14 +19,19 @@
 
 /*
  * The usage counters of one key. signs survives restarts for a key with a
- * max_signs rule: policy_check() calls @persist with the new count before
- * it allows the operation (keystore.c writes and fdatasyncs it), and
- * refuses if that fails; so a crash can only lose uses that were never
- * released, never give back spent ones. The rate window restarts with
- * sigild. A copy of a PolicyUse (self != the copy) is never persisted.
+ * max_signs rule, by reservation: before an operation that would pass
+ * @reserved, policy_check() calls @persist with a new reservation, the
+ * count plus a block (policy_reserve_block(): 1 for limits under 128, at
+ * most 64), and refuses the operation if that fails. keystore.c writes and
+ * fdatasyncs it, reads it back as both signs and reserved at start, and
+ * writes the exact count at a clean stop. So a crash can only lose uses
+ * that were never released (at most a block), never give back spent ones.
+ * The rate window restarts with sigild. A copy of a PolicyUse (self != the
+ * copy) is never persisted.
  */
 typedef struct PolicyUse {
 	uint64_t signs;         /* operations allowed so far */
+	uint64_t reserved;      /* the count on disk (persist) */
 	uint64_t window_ms;     /* start of the current rate window */
 	uint32_t window_count;  /* operations allowed in it */
 	int (*persist)(void *ctx, const struct PolicyUse *use, uint64_t signs); /* 0 or -errno */
@@ -40,6 +45,9 @@ typedef struct PolicyPeer {
 	pid_t pid;
 	const char *exe;
 } PolicyPeer;
+
+/* the uses one reservation adds for a max_signs limit */
+uint64_t policy_reserve_block(uint64_t max_signs);
 
 /**
  * policy_encode() - the key file form of @p (empty when !p->set).
