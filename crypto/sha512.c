@@ -17,7 +17,7 @@
 
 /* FIPS 180-4 section 4.2.3: the first 64 bits of the fractional parts of
  * the cube roots of the first eighty primes. */
-static const uint64_t sha512_K[80] = {
+const uint64_t sha512_K[80] = {
 	0x428a2f98d728ae22ULL, 0x7137449123ef65cdULL, 0xb5c0fbcfec4d3b2fULL, 0xe9b5dba58189dbbcULL,
 	0x3956c25bf348b538ULL, 0x59f111f1b605d019ULL, 0x923f82a4af194f9bULL, 0xab1c5ed5da6d8118ULL,
 	0xd807aa98a3030242ULL, 0x12835b0145706fbeULL, 0x243185be4ee4b28cULL, 0x550c7dc3d5ffb4e2ULL,
@@ -166,9 +166,10 @@ SIGIL_EXPORT void sigil_sha512_init(sigil_sha512_ctx *c)
 	memset(c->buf, 0, sizeof(c->buf));
 }
 
-/* Absorb mlen bytes. m may be NULL when mlen is 0. Time depends on mlen and
+/* Absorb mlen bytes with the block function blocks. m may be NULL when
+ * mlen is 0. Time depends on mlen and
  * on c->count (both public). */
-SIGIL_EXPORT void sigil_sha512_update(sigil_sha512_ctx *c, const uint8_t *m, size_t mlen)
+void sha512_update_with(sigil_sha512_ctx *c, const uint8_t *m, size_t mlen, sha512_blocks_fn *blocks)
 {
 	size_t used = (size_t)(c->count % SHA512_BLOCK_LEN);
 
@@ -187,13 +188,13 @@ SIGIL_EXPORT void sigil_sha512_update(sigil_sha512_ctx *c, const uint8_t *m, siz
 		used += take;
 		if (used < SHA512_BLOCK_LEN)
 			return;
-		sha512_blocks_generic(c->state, c->buf, 1);
+		blocks(c->state, c->buf, 1);
 	}
 
 	/* whole blocks straight from the input */
 	if (mlen >= SHA512_BLOCK_LEN) {
 		size_t nblocks = mlen / SHA512_BLOCK_LEN;
-		sha512_blocks_generic(c->state, m, nblocks);
+		blocks(c->state, m, nblocks);
 		m += nblocks * SHA512_BLOCK_LEN;
 		mlen -= nblocks * SHA512_BLOCK_LEN;
 	}
@@ -208,7 +209,7 @@ SIGIL_EXPORT void sigil_sha512_update(sigil_sha512_ctx *c, const uint8_t *m, siz
  * byte count is kept in 64 bits, so the bit length is count * 8 as a
  * 128-bit number: high word count >> 61, low word count << 3.
  * out may overlap anything the caller hashed: it is written last. */
-SIGIL_EXPORT void sigil_sha512_final(sigil_sha512_ctx *c, uint8_t out[64])
+void sha512_final_with(sigil_sha512_ctx *c, uint8_t out[64], sha512_blocks_fn *blocks)
 {
 	size_t used = (size_t)(c->count % SHA512_BLOCK_LEN);
 	uint8_t digest[64];
@@ -216,13 +217,13 @@ SIGIL_EXPORT void sigil_sha512_final(sigil_sha512_ctx *c, uint8_t out[64])
 	c->buf[used++] = 0x80;
 	if (used > SHA512_BLOCK_LEN - 16) {
 		memset(c->buf + used, 0, SHA512_BLOCK_LEN - used);
-		sha512_blocks_generic(c->state, c->buf, 1);
+		blocks(c->state, c->buf, 1);
 		used = 0;
 	}
 	memset(c->buf + used, 0, SHA512_BLOCK_LEN - 16 - used);
 	sha512_store64_be(c->buf + SHA512_BLOCK_LEN - 16, c->count >> 61);
 	sha512_store64_be(c->buf + SHA512_BLOCK_LEN - 8, c->count << 3);
-	sha512_blocks_generic(c->state, c->buf, 1);
+	blocks(c->state, c->buf, 1);
 
 	for (int i = 0; i < 8; i++)
 		sha512_store64_be(digest + 8 * i, c->state[i]);
@@ -231,15 +232,44 @@ SIGIL_EXPORT void sigil_sha512_final(sigil_sha512_ctx *c, uint8_t out[64])
 	sigil_wipe(digest, sizeof(digest));
 }
 
+/* The block function, chosen once: CPUID is not cheap (it traps in some
+ * VMs). The probe is idempotent, so two threads racing through the first
+ * call store the same pointer; the atomics make that race defined. */
+static sha512_blocks_fn *sha512_blocks_cached;
+
+sha512_blocks_fn *sha512_blocks_chosen(void)
+{
+	sha512_blocks_fn *fn = __atomic_load_n(&sha512_blocks_cached, __ATOMIC_ACQUIRE);
+	if (fn == NULL) {
+		fn = sha512_avx2_capable() ? sha512_blocks_avx2_built() : NULL;
+		if (fn == NULL)
+			fn = sha512_blocks_generic;
+		__atomic_store_n(&sha512_blocks_cached, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+SIGIL_EXPORT void sigil_sha512_update(sigil_sha512_ctx *c, const uint8_t *m, size_t mlen)
+{
+	sha512_update_with(c, m, mlen, sha512_blocks_chosen());
+}
+
+SIGIL_EXPORT void sigil_sha512_final(sigil_sha512_ctx *c, uint8_t out[64])
+{
+	sha512_final_with(c, out, sha512_blocks_chosen());
+}
+
 /* One shot. out may overlap m: the whole message is absorbed before out is
  * written. Time depends on mlen only. */
 SIGIL_EXPORT void sigil_sha512(uint8_t out[64], const uint8_t *m, size_t mlen)
 {
 	sigil_sha512_ctx c;
 
+	sha512_blocks_fn *blocks = sha512_blocks_chosen();
+
 	sigil_sha512_init(&c);
-	sigil_sha512_update(&c, m, mlen);
-	sigil_sha512_final(&c, out);
+	sha512_update_with(&c, m, mlen, blocks);
+	sha512_final_with(&c, out, blocks);
 }
 
 /* The library is built as one translation unit (crypto/meson.build, unity):

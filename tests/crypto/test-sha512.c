@@ -4,6 +4,12 @@
  * vector, the Monte Carlo test, streaming with random chunking against the
  * one-shot function, every length 0..600 and random data against OpenSSL,
  * overlapping buffers, and the wipe of the context by final.
+ *
+ * Every block function this build has and this CPU runs (sha512.h: the
+ * portable C one, and the AVX2+BMI2 one of amd64 builds) goes through the
+ * NIST vectors and the Monte Carlo test, and is compared with the C twin
+ * and libsodium on random lengths and random split points; the dispatch
+ * must pick the AVX2 one exactly when the CPU has it.
  */
 #include "harness.h"
 
@@ -11,8 +17,39 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+#include <sodium.h>
 
 #include <sigil/crypto.h>
+
+#include "sha512.h"
+
+/* the block functions under test: the portable one, then the AVX2 one when
+ * the build has it and the CPU runs it */
+struct impl {
+	const char *name;
+	sha512_blocks_fn *blocks;
+};
+
+static size_t impls(struct impl out[2])
+{
+	size_t n = 0;
+	out[n++] = (struct impl){ "generic", sha512_blocks_generic };
+	if (sha512_blocks_avx2_built() != NULL) {
+		if (sha512_avx2_capable())
+			out[n++] = (struct impl){ "avx2", sha512_blocks_avx2_built() };
+		else
+			print_message("# NOTE: this CPU lacks AVX2/BMI2: the AVX2 SHA-512 is not tested here\n");
+	}
+	return n;
+}
+
+static void sha512_with(uint8_t out[64], const uint8_t *m, size_t n, sha512_blocks_fn *blocks)
+{
+	sigil_sha512_ctx c;
+	sigil_sha512_init(&c);
+	sha512_update_with(&c, m, n, blocks);
+	sha512_final_with(&c, out, blocks);
+}
 
 static void openssl_sha512(uint8_t out[64], const uint8_t *m, size_t n)
 {
@@ -21,8 +58,9 @@ static void openssl_sha512(uint8_t out[64], const uint8_t *m, size_t n)
 	assert_int_equal(len, 64);
 }
 
-/* sigil_sha512 through init/update/final, with the message cut into random chunks */
-static void chunked_sha512(uint8_t out[64], const uint8_t *m, size_t n)
+/* SHA-512 through init/update/final with the given block function (NULL:
+ * the public sigil_sha512_update/final), the message cut into random chunks */
+static void chunked_sha512_with(uint8_t out[64], const uint8_t *m, size_t n, sha512_blocks_fn *blocks)
 {
 	sigil_sha512_ctx c;
 	sigil_sha512_init(&c);
@@ -45,10 +83,21 @@ static void chunked_sha512(uint8_t out[64], const uint8_t *m, size_t n)
 		}
 		if (k > n - off)
 			k = n - off;
-		sigil_sha512_update(&c, m + off, k);
+		if (blocks != NULL)
+			sha512_update_with(&c, m + off, k, blocks);
+		else
+			sigil_sha512_update(&c, m + off, k);
 		off += k;
 	}
-	sigil_sha512_final(&c, out);
+	if (blocks != NULL)
+		sha512_final_with(&c, out, blocks);
+	else
+		sigil_sha512_final(&c, out);
+}
+
+static void chunked_sha512(uint8_t out[64], const uint8_t *m, size_t n)
+{
+	chunked_sha512_with(out, m, n, NULL);
 }
 
 /* Run every Len/Msg/MD record of a CAVP .rsp file; returns the number of records. */
@@ -85,6 +134,14 @@ static int run_rsp(const char *relpath)
 			th_assert_hex_eq(got, val, 64);
 			chunked_sha512(got, msg, msglen);
 			th_assert_hex_eq(got, val, 64);
+			struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+			size_t nim = impls(im);
+			for (size_t i = 0; i < nim; i++) {
+				sha512_with(got, msg, msglen, im[i].blocks);
+				th_assert_hex_eq(got, val, 64);
+				chunked_sha512_with(got, msg, msglen, im[i].blocks);
+				th_assert_hex_eq(got, val, 64);
+			}
 			count++;
 			free(msg);
 			msg = NULL;
@@ -114,7 +171,7 @@ static void test_long_msg(void **state)
 
 /* CAVP SHA-2 Monte Carlo (SHAVS section 6.4): from Seed, 100 checkpoints of
  * 1000 iterations each, M_i = MD_{i-3} || MD_{i-2} || MD_{i-1}. */
-static void test_monte(void **state)
+static void monte(sha512_blocks_fn *blocks)
 {
 	FILE *f = th_vec_open("sha512/SHA512Monte.rsp");
 	char *buf = NULL, *line;
@@ -144,7 +201,10 @@ static void test_monte(void **state)
 				memcpy(m + 128, md[2], 64);
 				memmove(md[0], md[1], 64);
 				memmove(md[1], md[2], 64);
-				sigil_sha512(md[2], m, sizeof(m));
+				if (blocks != NULL)
+					sha512_with(md[2], m, sizeof(m), blocks);
+				else
+					sigil_sha512(md[2], m, sizeof(m));
 			}
 			th_assert_hex_eq(md[2], val, 64);
 			memcpy(seed, md[2], 64);
@@ -156,6 +216,16 @@ static void test_monte(void **state)
 	free(buf);
 	fclose(f);
 	assert_int_equal(checkpoints, 100);
+}
+
+/* the public sigil_sha512, then every block function */
+static void test_monte(void **state)
+{
+	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	size_t nim = impls(im);
+	monte(NULL);
+	for (size_t i = 0; i < nim; i++)
+		monte(im[i].blocks);
 }
 
 /* Every length from 0 to 600 (block boundaries at 111/112, 127/128, 239/240,
@@ -205,6 +275,77 @@ static void test_bytewise(void **state)
 	sigil_sha512_final(&c, got);
 	openssl_sha512(want, m, sizeof(m));
 	th_assert_bytes_eq(got, want, 64);
+}
+
+/* The dispatch: the AVX2 block function exactly when the build has it and
+ * the CPU runs it, else the portable one. */
+static void test_dispatch(void **state)
+{
+	sha512_blocks_fn *avx2 = sha512_blocks_avx2_built();
+	if (avx2 != NULL && sha512_avx2_capable())
+		assert_ptr_equal(sha512_blocks_chosen(), avx2);
+	else
+		assert_ptr_equal(sha512_blocks_chosen(), sha512_blocks_generic);
+}
+
+/* The block functions themselves against the C twin run one block at a
+ * time: random states, 0..9 blocks (pairs and a lone last block), input at
+ * every alignment mod 8, all-zero and all-one blocks. */
+static void test_blocks_vs_generic(void **state)
+{
+	th_rng_reset("blocks");
+	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	size_t nim = impls(im);
+	uint8_t buf[10 * SHA512_BLOCK_LEN + 8];
+	for (int iter = 0; iter < 400; iter++) {
+		size_t nb = (size_t)th_rand_below(10), off = (size_t)(iter % 8);
+		uint64_t start[8], ref[8], got[8];
+		th_randbytes(buf, sizeof(buf));
+		for (int i = 0; i < 8; i++)
+			start[i] = th_rand64();
+		if (iter % 50 == 0)
+			memset(buf, iter % 100 == 0 ? 0xff : 0x00, sizeof(buf));
+		memcpy(ref, start, sizeof(ref));
+		for (size_t b = 0; b < nb; b++)
+			sha512_blocks_generic(ref, buf + off + b * SHA512_BLOCK_LEN, 1);
+		for (size_t i = 0; i < nim; i++) {
+			memcpy(got, start, sizeof(got));
+			im[i].blocks(got, buf + off, nb);
+			assert_memory_equal(got, ref, sizeof(ref));
+		}
+	}
+}
+
+/* Random lengths 1..4096 at random split points: every block function,
+ * the public functions and libsodium agree. */
+static void test_random_split_vs_sodium(void **state)
+{
+	th_rng_reset("split");
+	assert_true(sodium_init() >= 0);
+	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	size_t nim = impls(im);
+	uint8_t m[4096], want[64], got[64];
+	for (int iter = 0; iter < 1500; iter++) {
+		size_t n = 1 + (size_t)th_rand_below(sizeof(m));
+		th_randbytes(m, n);
+		assert_int_equal(crypto_hash_sha512(want, m, n), 0);
+		sigil_sha512(got, m, n);
+		th_assert_bytes_eq(got, want, 64);
+		for (size_t i = 0; i < nim; i++) {
+			/* one or two random split points */
+			size_t p1 = (size_t)th_rand_below(n + 1);
+			size_t p2 = p1 + (size_t)th_rand_below(n - p1 + 1);
+			sigil_sha512_ctx c;
+			sigil_sha512_init(&c);
+			sha512_update_with(&c, m, p1, im[i].blocks);
+			sha512_update_with(&c, m + p1, p2 - p1, im[i].blocks);
+			sha512_update_with(&c, m + p2, n - p2, im[i].blocks);
+			sha512_final_with(&c, got, im[i].blocks);
+			th_assert_bytes_eq(got, want, 64);
+			chunked_sha512_with(got, m, n, im[i].blocks);
+			th_assert_bytes_eq(got, want, 64);
+		}
+	}
 }
 
 /* "a" repeated 1,000,000 times (FIPS 180-2 appendix C.3). */
@@ -294,6 +435,9 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_final_wipes),
 		cmocka_unit_test(test_independent_contexts),
+		cmocka_unit_test(test_dispatch),
+		cmocka_unit_test(test_blocks_vs_generic),
+		cmocka_unit_test(test_random_split_vs_sodium),
 	};
 	return th_run(tests);
 }

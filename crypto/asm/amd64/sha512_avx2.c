@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sha512_avx2.c - the SHA-512 block function for amd64 CPUs with AVX2 and
+ * BMI2, in C with intrinsics (built only when crypto/ has the amd64 code;
+ * crypto/asm/sha512_none.c otherwise), and its CPUID probe.
+ *
+ * The technique (the one OpenSSL's sha512-x86_64 AVX2 path uses, written
+ * here from FIPS 180-4 and the Intel intrinsics guide):
+ *  - blocks go by pairs. The message schedule of both is computed at once
+ *    in 256-bit registers: X[j] = { W_2j, W_2j+1 of block A | W_2j, W_2j+1
+ *    of block B } (j = 0..39), so one vector step makes four words. W_t
+ *    needs W_t-2 and W_t-1's partner is W_t-3, so both words of a step
+ *    depend only on earlier steps. K_t is added there too and W_t + K_t
+ *    goes to a stack array;
+ *  - the scalar rounds of block A run interleaved with the vector schedule
+ *    (the schedule units are otherwise idle), then block B's rounds only
+ *    read W_t + K_t. The rotations are BMI2 RORX (three-operand, no flags),
+ *    which the compiler emits for the rotate idiom in a "bmi2" function;
+ *  - a lone last block takes the same path with B = A, and only A's rounds.
+ *
+ * Timing: no branch and no address depends on the message; the loops
+ * depend on nblocks only. The schedule array derives from the message and
+ * is wiped before return.
+ *
+ * Static names carry the sha512v_ prefix and the macros are #undef'd at
+ * the end: the library is built as one translation unit.
+ */
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sigil/crypto.h"
+#include "sha512.h"
+
+#define SHA512V_TARGET __attribute__((target("avx2,bmi,bmi2")))
+
+/* 64-bit rotate right: one RORX in a bmi2 function. n is 1..63. */
+#define SHA512V_ROTR(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
+
+/* FIPS 180-4 section 4.1.3, the functions of the rounds. Ch and Maj in
+ * forms with fewer dependent steps: Ch(e,f,g) = (e & f) ^ (~e & g) (AND
+ * and ANDN in parallel); Maj(a,b,c) = ((a ^ b) & (b ^ c)) ^ b, where b ^ c
+ * is the previous round's a ^ b (the compiler shares it). */
+#define SHA512V_BSIG0(x) (SHA512V_ROTR((x), 28) ^ SHA512V_ROTR((x), 34) ^ SHA512V_ROTR((x), 39))
+#define SHA512V_BSIG1(x) (SHA512V_ROTR((x), 14) ^ SHA512V_ROTR((x), 18) ^ SHA512V_ROTR((x), 41))
+#define SHA512V_CH(x, y, z) (((x) & (y)) ^ (~(x) & (z)))
+#define SHA512V_MAJ(x, y, z) ((((x) ^ (y)) & ((y) ^ (z))) ^ (y))
+
+/* One round (FIPS 180-4 6.4.2 step 3) with the variables renamed rather
+ * than moved, wk = W_t + K_t:
+ *   T1 = h + S1(e) + Ch(e,f,g) + wk;  d' = d + T1;  h' = T1 + S0(a) + Maj(a,b,c) */
+#define SHA512V_ROUND(a, b, c, d, e, f, g, h, wk)                                   \
+	do {                                                                         \
+		uint64_t t1_ = (h) + (wk);                                           \
+		t1_ += SHA512V_CH(e, f, g);                                          \
+		t1_ += SHA512V_BSIG1(e);                                             \
+		(d) += t1_;                                                          \
+		(h) = t1_ + SHA512V_BSIG0(a) + SHA512V_MAJ(a, b, c);                 \
+	} while (0)
+
+/* Rounds t and t+1 (t even) of one block; wk points at that block's
+ * W_t + K_t, W_t+1 + K_t+1 (the two words of its lane). The eight
+ * variables come back to their names after 8 rounds. */
+#define SHA512V_R2_0(wk) SHA512V_ROUND(a, b, c, d, e, f, g, h, (wk)[0]); SHA512V_ROUND(h, a, b, c, d, e, f, g, (wk)[1])
+#define SHA512V_R2_1(wk) SHA512V_ROUND(g, h, a, b, c, d, e, f, (wk)[0]); SHA512V_ROUND(f, g, h, a, b, c, d, e, (wk)[1])
+#define SHA512V_R2_2(wk) SHA512V_ROUND(e, f, g, h, a, b, c, d, (wk)[0]); SHA512V_ROUND(d, e, f, g, h, a, b, c, (wk)[1])
+#define SHA512V_R2_3(wk) SHA512V_ROUND(c, d, e, f, g, h, a, b, (wk)[0]); SHA512V_ROUND(b, c, d, e, f, g, h, a, (wk)[1])
+
+/* The vector schedule. Shifts by constants only (AVX2 has no 64-bit
+ * rotate: ROTR(x, n) = (x >> n) ^ (x << (64 - n)), the halves disjoint).
+ *   s0(x) = ROTR(x, 1) ^ ROTR(x, 8) ^ (x >> 7)   (ROTR 8 is a byte shuffle)
+ *   s1(x) = ROTR(x, 19) ^ ROTR(x, 61) ^ (x >> 6) */
+SHA512V_TARGET static inline __m256i sha512v_ssig0(__m256i x, __m256i rot8)
+{
+	__m256i r = _mm256_xor_si256(_mm256_srli_epi64(x, 1), _mm256_slli_epi64(x, 63));
+	r = _mm256_xor_si256(r, _mm256_srli_epi64(x, 7));
+	return _mm256_xor_si256(r, _mm256_shuffle_epi8(x, rot8));
+}
+
+SHA512V_TARGET static inline __m256i sha512v_ssig1(__m256i x)
+{
+	__m256i r = _mm256_xor_si256(_mm256_srli_epi64(x, 19), _mm256_slli_epi64(x, 45));
+	r = _mm256_xor_si256(r, _mm256_srli_epi64(x, 61));
+	r = _mm256_xor_si256(r, _mm256_slli_epi64(x, 3));
+	return _mm256_xor_si256(r, _mm256_srli_epi64(x, 6));
+}
+
+/* { K_2j, K_2j+1 } in both lanes */
+SHA512V_TARGET static inline __m256i sha512v_kpair(int j)
+{
+	return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(sha512_K + 2 * j)));
+}
+
+/* X[j] from X[j-8] .. X[j-1] (ring x[0..7], x[j % 8]), for 8 <= j < 40:
+ *   W_t = s1(W_t-2) + W_t-7 + s0(W_t-15) + W_t-16 for t = 2j, 2j+1:
+ *   { W_t-16, W_t-15 } = X[j-8];  { W_t-15, W_t-14 } = X[j-8]:X[j-7] shifted
+ *   by one word (VPALIGNR works within each 128-bit lane, i.e. within each
+ *   block);  { W_t-7, W_t-6 } = X[j-4]:X[j-3] shifted by one word;
+ *   { W_t-2, W_t-1 } = X[j-1].
+ * Then wk[j] = X[j] + { K_2j, K_2j+1 | K_2j, K_2j+1 }. */
+#define SHA512V_SCHED(j)                                                               \
+	do {                                                                           \
+		__m256i w15_ = _mm256_alignr_epi8(x[((j) - 7) & 7], x[((j) - 8) & 7], 8); \
+		__m256i w7_ = _mm256_alignr_epi8(x[((j) - 3) & 7], x[((j) - 4) & 7], 8);  \
+		__m256i n_ = _mm256_add_epi64(x[((j) - 8) & 7], w7_);                   \
+		n_ = _mm256_add_epi64(n_, sha512v_ssig0(w15_, rot8));                  \
+		n_ = _mm256_add_epi64(n_, sha512v_ssig1(x[((j) - 1) & 7]));            \
+		x[(j) & 7] = n_;                                                       \
+		_mm256_store_si256((__m256i *)(wk + 4 * (j)),                          \
+		                   _mm256_add_epi64(n_, sha512v_kpair(j)));            \
+	} while (0)
+
+/* Block A's rounds 16g .. 16g+15 (g = 0..3) with the schedule steps
+ * 8(g+1) .. 8(g+1)+7 between them: each step needs only X values of the
+ * steps before it, and the rounds use wk[8g .. 8g+7], computed one group
+ * earlier. */
+#define SHA512V_GROUP_SCHED(g)                                                         \
+	do {                                                                           \
+		SHA512V_R2_0(wk + 4 * (8 * (g) + 0)); SHA512V_SCHED(8 * (g) + 8);     \
+		SHA512V_R2_1(wk + 4 * (8 * (g) + 1)); SHA512V_SCHED(8 * (g) + 9);     \
+		SHA512V_R2_2(wk + 4 * (8 * (g) + 2)); SHA512V_SCHED(8 * (g) + 10);    \
+		SHA512V_R2_3(wk + 4 * (8 * (g) + 3)); SHA512V_SCHED(8 * (g) + 11);    \
+		SHA512V_R2_0(wk + 4 * (8 * (g) + 4)); SHA512V_SCHED(8 * (g) + 12);    \
+		SHA512V_R2_1(wk + 4 * (8 * (g) + 5)); SHA512V_SCHED(8 * (g) + 13);    \
+		SHA512V_R2_2(wk + 4 * (8 * (g) + 6)); SHA512V_SCHED(8 * (g) + 14);    \
+		SHA512V_R2_3(wk + 4 * (8 * (g) + 7)); SHA512V_SCHED(8 * (g) + 15);    \
+	} while (0)
+
+/* 16 rounds 16g .. 16g+15 of the block whose lane starts at wk + lane
+ * (lane 0: block A, 2: block B). */
+#define SHA512V_GROUP(g, lane)                                               \
+	do {                                                                 \
+		SHA512V_R2_0(wk + 4 * (8 * (g) + 0) + (lane));               \
+		SHA512V_R2_1(wk + 4 * (8 * (g) + 1) + (lane));               \
+		SHA512V_R2_2(wk + 4 * (8 * (g) + 2) + (lane));               \
+		SHA512V_R2_3(wk + 4 * (8 * (g) + 3) + (lane));               \
+		SHA512V_R2_0(wk + 4 * (8 * (g) + 4) + (lane));               \
+		SHA512V_R2_1(wk + 4 * (8 * (g) + 5) + (lane));               \
+		SHA512V_R2_2(wk + 4 * (8 * (g) + 6) + (lane));               \
+		SHA512V_R2_3(wk + 4 * (8 * (g) + 7) + (lane));               \
+	} while (0)
+
+/* state <- compress(state, block) for nblocks blocks, two at a time. */
+SHA512V_TARGET static void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks)
+{
+	/* wk[4j .. 4j+3] = X[j] + K: W+K of words 2j, 2j+1 of block A, then B */
+	_Alignas(32) uint64_t wk[4 * 40];
+	/* byte order: reverse the bytes of each 64-bit word (big-endian words) */
+	const __m256i bswap = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+	                                       7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+	/* ROTR 8 of each 64-bit word: byte i of the result is byte i+1 (mod 8) */
+	const __m256i rot8 = _mm256_setr_epi8(1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8,
+	                                      1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8);
+
+	while (nblocks > 0) {
+		/* a lone last block: B = A, B's rounds are not run */
+		const uint8_t *inb = nblocks >= 2 ? in + SHA512_BLOCK_LEN : in;
+		__m256i x[8];
+		uint64_t a, b, c, d, e, f, g, h;
+
+		for (int j = 0; j < 8; j++) {
+			__m128i lo = _mm_loadu_si128((const __m128i *)(in + 16 * j));
+			__m128i hi = _mm_loadu_si128((const __m128i *)(inb + 16 * j));
+			x[j] = _mm256_shuffle_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1), bswap);
+			_mm256_store_si256((__m256i *)(wk + 4 * j), _mm256_add_epi64(x[j], sha512v_kpair(j)));
+		}
+
+		a = state[0];
+		b = state[1];
+		c = state[2];
+		d = state[3];
+		e = state[4];
+		f = state[5];
+		g = state[6];
+		h = state[7];
+		SHA512V_GROUP_SCHED(0);
+		SHA512V_GROUP_SCHED(1);
+		SHA512V_GROUP_SCHED(2);
+		SHA512V_GROUP_SCHED(3);
+		SHA512V_GROUP(4, 0);
+		state[0] += a;
+		state[1] += b;
+		state[2] += c;
+		state[3] += d;
+		state[4] += e;
+		state[5] += f;
+		state[6] += g;
+		state[7] += h;
+		if (nblocks < 2)
+			break;
+
+		a = state[0];
+		b = state[1];
+		c = state[2];
+		d = state[3];
+		e = state[4];
+		f = state[5];
+		g = state[6];
+		h = state[7];
+		for (int grp = 0; grp < 5; grp++)
+			SHA512V_GROUP(grp, 2);
+		state[0] += a;
+		state[1] += b;
+		state[2] += c;
+		state[3] += d;
+		state[4] += e;
+		state[5] += f;
+		state[6] += g;
+		state[7] += h;
+
+		in += 2 * SHA512_BLOCK_LEN;
+		nblocks -= 2;
+	}
+
+	/* W + K derives from the message; the vector registers are the
+	 * compiler's (VZEROUPPER on return clears their upper halves) */
+	sigil_wipe(wk, sizeof(wk));
+}
+
+sha512_blocks_fn *sha512_blocks_avx2_built(void)
+{
+	return sha512_blocks_avx2;
+}
+
+/* CPUID leaf 1 ECX bit 27 OSXSAVE (XGETBV usable); XCR0 bits 1 and 2: the
+ * OS saves the XMM and YMM state. Leaf 7 subleaf 0 EBX bit 5 AVX2, bit 8
+ * BMI2. */
+int sha512_avx2_capable(void)
+{
+	unsigned int a, b, c, d;
+	uint32_t xcr0_lo, xcr0_hi;
+
+	if (__get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid(1, a, b, c, d);
+	if (((c >> 27) & 1) == 0)
+		return 0;
+	/* XGETBV with ECX = 0 (XCR0); the mnemonic needs no -mxsave */
+	__asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+	(void)xcr0_hi;
+	if ((xcr0_lo & 6) != 6)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	(void)a;
+	(void)c;
+	(void)d;
+	return (int)(((b >> 5) & 1) & ((b >> 8) & 1));
+}
+
+/* the library is one translation unit (crypto/meson.build, unity) */
+#undef SHA512V_TARGET
+#undef SHA512V_ROTR
+#undef SHA512V_BSIG0
+#undef SHA512V_BSIG1
+#undef SHA512V_CH
+#undef SHA512V_MAJ
+#undef SHA512V_ROUND
+#undef SHA512V_R2_0
+#undef SHA512V_R2_1
+#undef SHA512V_R2_2
+#undef SHA512V_R2_3
+#undef SHA512V_SCHED
+#undef SHA512V_GROUP_SCHED
+#undef SHA512V_GROUP
