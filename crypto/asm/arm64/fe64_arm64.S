@@ -30,7 +30,7 @@ SIGIL_FUNC(fe64_mul_arm64)
 	ldp	x8, x9, [x2, #0]                   /* g0, g1 */
 	ldp	x10, x11, [x2, #16]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -38,7 +38,6 @@ SIGIL_FUNC(fe64_mul_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -169,7 +168,7 @@ SIGIL_FUNC(fe64_sq_arm64)
 	ldp	x4, x5, [x1, #0]                   /* f0, f1 */
 	ldp	x6, x7, [x1, #16]                  /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -179,7 +178,6 @@ SIGIL_FUNC(fe64_sq_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -201,7 +199,7 @@ SIGIL_FUNC(fe64_sq_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -209,7 +207,6 @@ SIGIL_FUNC(fe64_sq_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -293,7 +290,7 @@ SIGIL_FUNC(fe64_sq_n_arm64)
 	ldp	x6, x7, [x1, #16]                  /* f2, f3 */
 1:
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -303,7 +300,6 @@ SIGIL_FUNC(fe64_sq_n_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -325,7 +321,7 @@ SIGIL_FUNC(fe64_sq_n_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -333,7 +329,6 @@ SIGIL_FUNC(fe64_sq_n_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -505,7 +500,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x4, x5, [x0, #160]                 /* f0, f1 */
 	ldp	x6, x7, [x0, #176]                 /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -515,7 +510,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -537,7 +531,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -545,7 +539,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -588,7 +581,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x4, x5, [x0, #192]                 /* f0, f1 */
 	ldp	x6, x7, [x0, #208]                 /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -598,7 +591,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -620,7 +612,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -628,7 +620,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -673,7 +664,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x8, x9, [x0, #160]                 /* g0, g1 */
 	ldp	x10, x11, [x0, #176]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -681,7 +672,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -777,7 +767,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x8, x9, [x0, #192]                 /* g0, g1 */
 	ldp	x10, x11, [x0, #208]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -785,7 +775,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -921,7 +910,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x4, x5, [x0, #448]                 /* f0, f1 */
 	ldp	x6, x7, [x0, #464]                 /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -931,7 +920,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -953,7 +941,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -961,7 +949,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -1025,7 +1012,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x4, x5, [x0, #448]                 /* f0, f1 */
 	ldp	x6, x7, [x0, #464]                 /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -1035,7 +1022,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -1057,7 +1043,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -1065,7 +1051,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -1110,7 +1095,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x8, x9, [x0, #0]                   /* g0, g1 */
 	ldp	x10, x11, [x0, #16]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1118,7 +1103,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1214,7 +1198,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x8, x9, [x0, #320]                 /* g0, g1 */
 	ldp	x10, x11, [x0, #336]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1222,7 +1206,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1318,7 +1301,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	/* (s, c) = 121666 f, c < 2^17 */
 	movz	x8, #0xdb42                       /* 121666 = 0x1db42 */
 	movk	x8, #0x1, lsl #16
-	mul	x21, x4, x8                        /* lo0 = 121666 f0 mod 2^64 */
+	mul	x12, x4, x8                        /* s0 = lo0 = 121666 f0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x5, x8                        /* lo1 = 121666 f1 mod 2^64 */
 	umulh	x26, x5, x8                      /* hi1 */
@@ -1326,7 +1309,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x6, x8                      /* hi2 */
 	mul	x24, x7, x8                        /* lo3 = 121666 f3 mod 2^64 */
 	umulh	x28, x7, x8                      /* hi3 */
-	mov	x12, x21                           /* s0 = lo0 */
 	adds	x13, x22, x25                     /* s1 = lo1 + hi0 */
 	adcs	x14, x23, x26
 	adcs	x15, x24, x27
@@ -1369,7 +1351,7 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	ldp	x8, x9, [x0, #352]                 /* g0, g1 */
 	ldp	x10, x11, [x0, #368]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1377,7 +1359,6 @@ SIGIL_FUNC(fe64_ladder_step_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1512,7 +1493,7 @@ SIGIL_FUNC(ge64_p1p1_to_p2_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1520,7 +1501,6 @@ SIGIL_FUNC(ge64_p1p1_to_p2_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1616,7 +1596,7 @@ SIGIL_FUNC(ge64_p1p1_to_p2_arm64)
 	ldp	x8, x9, [x1, #64]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #80]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1624,7 +1604,6 @@ SIGIL_FUNC(ge64_p1p1_to_p2_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1720,7 +1699,7 @@ SIGIL_FUNC(ge64_p1p1_to_p2_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1728,7 +1707,6 @@ SIGIL_FUNC(ge64_p1p1_to_p2_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1863,7 +1841,7 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1871,7 +1849,6 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -1967,7 +1944,7 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	ldp	x8, x9, [x1, #64]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #80]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -1975,7 +1952,6 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -2071,7 +2047,7 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -2079,7 +2055,6 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -2175,7 +2150,7 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	ldp	x8, x9, [x1, #32]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #48]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -2183,7 +2158,6 @@ SIGIL_FUNC(ge64_p1p1_to_p3_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -2318,7 +2292,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	ldp	x4, x5, [x1, #0]                   /* f0, f1 */
 	ldp	x6, x7, [x1, #16]                  /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -2328,7 +2302,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -2350,7 +2323,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -2358,7 +2331,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -2401,7 +2373,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	ldp	x4, x5, [x1, #32]                  /* f0, f1 */
 	ldp	x6, x7, [x1, #48]                  /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -2411,7 +2383,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -2433,7 +2404,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -2441,7 +2412,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -2484,7 +2454,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	ldp	x4, x5, [x1, #64]                  /* f0, f1 */
 	ldp	x6, x7, [x1, #80]                  /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -2494,7 +2464,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -2516,7 +2485,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -2524,7 +2493,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -2609,7 +2577,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	ldp	x4, x5, [sp, #96]                  /* f0, f1 */
 	ldp	x6, x7, [sp, #112]                 /* f2, f3 */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6: lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2 */
-	mul	x21, x4, x5                        /* lo = f0 f1 mod 2^64 */
+	mul	x13, x4, x5                        /* t1 = lo(f0 f1) */
 	umulh	x25, x4, x5                      /* hi of f0 f1 */
 	mul	x22, x4, x6                        /* lo = f0 f2 mod 2^64 */
 	umulh	x26, x4, x6                      /* hi of f0 f2 */
@@ -2619,7 +2587,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x28, x5, x7                      /* hi of f1 f3 */
 	mul	x17, x6, x7                        /* lo(f2 f3), joins t5 */
 	umulh	x19, x6, x7                      /* t6 = hi(f2 f3) */
-	mov	x13, x21                           /* t1 = lo(f0 f1) */
 	adds	x14, x25, x22                     /* t2 = hi(f0 f1) + lo(f0 f2) */
 	adcs	x15, x26, x23                     /* t3 = hi(f0 f2) + lo(f0 f3) + carry */
 	adcs	x16, x27, x24                     /* t4 = hi(f0 f3) + lo(f1 f3) + carry */
@@ -2641,7 +2608,7 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	adcs	x19, x19, x19
 	adc	x20, xzr, xzr                      /* t7 = carry */
 	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mul	x21, x4, x4                        /* lo = f0^2 mod 2^64 */
+	mul	x12, x4, x4                        /* t0 = lo(f0^2) */
 	umulh	x25, x4, x4                      /* hi of f0^2 */
 	mul	x22, x5, x5                        /* lo = f1^2 mod 2^64 */
 	umulh	x26, x5, x5                      /* hi of f1^2 */
@@ -2649,7 +2616,6 @@ SIGIL_FUNC(ge64_p2_dbl_arm64)
 	umulh	x27, x6, x6                      /* hi of f2^2 */
 	mul	x24, x7, x7                        /* lo = f3^2 mod 2^64 */
 	umulh	x28, x7, x7                      /* hi of f3^2 */
-	mov	x12, x21                           /* t0 = lo(f0^2) */
 	adds	x13, x13, x25                     /* t1 += hi(f0^2) */
 	adcs	x14, x14, x22                     /* t2 += lo(f1^2) + carry */
 	adcs	x15, x15, x26                     /* t3 += hi(f1^2) + carry */
@@ -2863,7 +2829,7 @@ SIGIL_FUNC(ge64_madd_arm64)
 	ldp	x8, x9, [x2, #32]                  /* g0, g1 */
 	ldp	x10, x11, [x2, #48]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -2871,7 +2837,6 @@ SIGIL_FUNC(ge64_madd_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -2967,7 +2932,7 @@ SIGIL_FUNC(ge64_madd_arm64)
 	ldp	x8, x9, [x2, #0]                   /* g0, g1 */
 	ldp	x10, x11, [x2, #16]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -2975,7 +2940,6 @@ SIGIL_FUNC(ge64_madd_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -3071,7 +3035,7 @@ SIGIL_FUNC(ge64_madd_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -3079,7 +3043,6 @@ SIGIL_FUNC(ge64_madd_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -3365,7 +3328,7 @@ SIGIL_FUNC(ge64_msub_arm64)
 	ldp	x8, x9, [x2, #0]                   /* g0, g1 */
 	ldp	x10, x11, [x2, #16]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -3373,7 +3336,6 @@ SIGIL_FUNC(ge64_msub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -3469,7 +3431,7 @@ SIGIL_FUNC(ge64_msub_arm64)
 	ldp	x8, x9, [x2, #32]                  /* g0, g1 */
 	ldp	x10, x11, [x2, #48]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -3477,7 +3439,6 @@ SIGIL_FUNC(ge64_msub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -3573,7 +3534,7 @@ SIGIL_FUNC(ge64_msub_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -3581,7 +3542,6 @@ SIGIL_FUNC(ge64_msub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -3867,7 +3827,7 @@ SIGIL_FUNC(ge64_add_arm64)
 	ldp	x8, x9, [x2, #32]                  /* g0, g1 */
 	ldp	x10, x11, [x2, #48]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -3875,7 +3835,6 @@ SIGIL_FUNC(ge64_add_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -3971,7 +3930,7 @@ SIGIL_FUNC(ge64_add_arm64)
 	ldp	x8, x9, [x2, #0]                   /* g0, g1 */
 	ldp	x10, x11, [x2, #16]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -3979,7 +3938,6 @@ SIGIL_FUNC(ge64_add_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -4075,7 +4033,7 @@ SIGIL_FUNC(ge64_add_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -4083,7 +4041,6 @@ SIGIL_FUNC(ge64_add_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -4179,7 +4136,7 @@ SIGIL_FUNC(ge64_add_arm64)
 	ldp	x8, x9, [x1, #64]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #80]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -4187,7 +4144,6 @@ SIGIL_FUNC(ge64_add_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -4473,7 +4429,7 @@ SIGIL_FUNC(ge64_sub_arm64)
 	ldp	x8, x9, [x2, #0]                   /* g0, g1 */
 	ldp	x10, x11, [x2, #16]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -4481,7 +4437,6 @@ SIGIL_FUNC(ge64_sub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -4577,7 +4532,7 @@ SIGIL_FUNC(ge64_sub_arm64)
 	ldp	x8, x9, [x2, #32]                  /* g0, g1 */
 	ldp	x10, x11, [x2, #48]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -4585,7 +4540,6 @@ SIGIL_FUNC(ge64_sub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -4681,7 +4635,7 @@ SIGIL_FUNC(ge64_sub_arm64)
 	ldp	x8, x9, [x1, #96]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #112]               /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -4689,7 +4643,6 @@ SIGIL_FUNC(ge64_sub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */
@@ -4785,7 +4738,7 @@ SIGIL_FUNC(ge64_sub_arm64)
 	ldp	x8, x9, [x1, #64]                  /* g0, g1 */
 	ldp	x10, x11, [x1, #80]                /* g2, g3 */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mul	x21, x4, x8                        /* lo0 = f0 g0 mod 2^64 */
+	mul	x12, x4, x8                        /* t0 = lo0 = f0 g0 mod 2^64 */
 	umulh	x25, x4, x8                      /* hi0 */
 	mul	x22, x4, x9                        /* lo1 = f0 g1 mod 2^64 */
 	umulh	x26, x4, x9                      /* hi1 */
@@ -4793,7 +4746,6 @@ SIGIL_FUNC(ge64_sub_arm64)
 	umulh	x27, x4, x10                     /* hi2 */
 	mul	x24, x4, x11                       /* lo3 = f0 g3 mod 2^64 */
 	umulh	x28, x4, x11                     /* hi3 */
-	mov	x12, x21                           /* t0 = lo0 */
 	adds	x13, x22, x25                     /* t1 = lo1 + hi0 */
 	adcs	x14, x23, x26                     /* t2 = lo2 + hi1 + carry */
 	adcs	x15, x24, x27                     /* t3 = lo3 + hi2 + carry */

@@ -167,9 +167,10 @@ def mul_core(o):
     """(T[0..3]) = f g reduced; f in F, g in G."""
     o.note("row 0: t0..t4 = f0 (g0..g3)")
     for j in range(4):
-        o.ins("mul", "%s, %s, %s" % (L[j], F[0], G[j]), comment="lo%d = f0 g%d mod 2^64" % (j, j))
+        lo = T[0] if j == 0 else L[j]
+        o.ins("mul", "%s, %s, %s" % (lo, F[0], G[j]),
+              comment=("t0 = lo0 = f0 g0 mod 2^64" if j == 0 else "lo%d = f0 g%d mod 2^64" % (j, j)))
         o.ins("umulh", "%s, %s, %s" % (H[j], F[0], G[j]), comment="hi%d" % j)
-    o.ins("mov", "%s, %s" % (T[0], L[0]), comment="t0 = lo0")
     o.ins("adds", "%s, %s, %s" % (T[1], L[1], H[0]), comment="t1 = lo1 + hi0")
     o.ins("adcs", "%s, %s, %s" % (T[2], L[2], H[1]), comment="t2 = lo2 + hi1 + carry")
     o.ins("adcs", "%s, %s, %s" % (T[3], L[3], H[2]), comment="t3 = lo3 + hi2 + carry")
@@ -199,11 +200,12 @@ def sq_core(o):
            "lo/hi of f0f1, f0f2, f0f3, f1f3, f2f3 on one chain, then f1f2")
     pairs = [(0, 1), (0, 2), (0, 3), (1, 3)]
     for k, (i, j) in enumerate(pairs):
-        o.ins("mul", "%s, %s, %s" % (L[k], F[i], F[j]), comment="lo = f%d f%d mod 2^64" % (i, j))
+        lo = T[1] if k == 0 else L[k]
+        o.ins("mul", "%s, %s, %s" % (lo, F[i], F[j]),
+              comment=("t1 = lo(f0 f1)" if k == 0 else "lo = f%d f%d mod 2^64" % (i, j)))
         o.ins("umulh", "%s, %s, %s" % (H[k], F[i], F[j]), comment="hi of f%d f%d" % (i, j))
     o.ins("mul", "%s, %s, %s" % (T[5], F[2], F[3]), comment="lo(f2 f3), joins t5")
     o.ins("umulh", "%s, %s, %s" % (T[6], F[2], F[3]), comment="t6 = hi(f2 f3)")
-    o.ins("mov", "%s, %s" % (T[1], L[0]), comment="t1 = lo(f0 f1)")
     o.ins("adds", "%s, %s, %s" % (T[2], H[0], L[1]), comment="t2 = hi(f0 f1) + lo(f0 f2)")
     o.ins("adcs", "%s, %s, %s" % (T[3], H[1], L[2]), comment="t3 = hi(f0 f2) + lo(f0 f3) + carry")
     o.ins("adcs", "%s, %s, %s" % (T[4], H[2], L[3]), comment="t4 = hi(f0 f3) + lo(f1 f3) + carry")
@@ -223,9 +225,10 @@ def sq_core(o):
     o.ins("adc", "%s, xzr, xzr" % T[7], comment="t7 = carry")
     o.note("t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain)")
     for i in range(4):
-        o.ins("mul", "%s, %s, %s" % (L[i], F[i], F[i]), comment="lo = f%d^2 mod 2^64" % i)
+        lo = T[0] if i == 0 else L[i]
+        o.ins("mul", "%s, %s, %s" % (lo, F[i], F[i]),
+              comment=("t0 = lo(f0^2)" if i == 0 else "lo = f%d^2 mod 2^64" % i))
         o.ins("umulh", "%s, %s, %s" % (H[i], F[i], F[i]), comment="hi of f%d^2" % i)
-    o.ins("mov", "%s, %s" % (T[0], L[0]), comment="t0 = lo(f0^2)")
     o.ins("adds", "%s, %s, %s" % (T[1], T[1], H[0]), comment="t1 += hi(f0^2)")
     for i in range(1, 4):
         o.ins("adcs", "%s, %s, %s" % (T[2 * i], T[2 * i], L[i]),
@@ -296,9 +299,10 @@ def mul121666_body(o, h, f):
     o.ins("movz", "%s, #0xdb42" % G[0], comment="121666 = 0x1db42")
     o.ins("movk", "%s, #0x1, lsl #16" % G[0])
     for i in range(4):
-        o.ins("mul", "%s, %s, %s" % (L[i], F[i], G[0]), comment="lo%d = 121666 f%d mod 2^64" % (i, i))
+        lo = T[0] if i == 0 else L[i]
+        o.ins("mul", "%s, %s, %s" % (lo, F[i], G[0]),
+              comment=("s0 = lo0 = 121666 f0 mod 2^64" if i == 0 else "lo%d = 121666 f%d mod 2^64" % (i, i)))
         o.ins("umulh", "%s, %s, %s" % (H[i], F[i], G[0]), comment="hi%d" % i)
-    o.ins("mov", "%s, %s" % (T[0], L[0]), comment="s0 = lo0")
     o.ins("adds", "%s, %s, %s" % (T[1], L[1], H[0]), comment="s1 = lo1 + hi0")
     o.ins("adcs", "%s, %s, %s" % (T[2], L[2], H[1]))
     o.ins("adcs", "%s, %s, %s" % (T[3], L[3], H[2]))
