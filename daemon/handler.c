@@ -28,6 +28,9 @@
 #include "server.h"
 #include "version.h"
 
+static bool handle(Conn *c, Request *rq, size_t len, bool may_park);
+static void unpark(Server *s);
+
 static const char *const features[] = {
 	"ed25519", "x25519", "ed25519ctx", "ed25519ph", "ed25519ph-prehashed",
 	"verify_batch", "zip215", "lock",
@@ -171,6 +174,22 @@ static void request_run(Request *rq)
 	case PROTO_METHOD_KEY_IMPORT:
 		rq->r = keystore_materialize(&s->keystore, rq->key, q->u.key_import.seed);
 		break;
+	case PROTO_METHOD_UNLOCK: {
+		bool has = q->u.unlock.has_passphrase;
+
+		rq->r = keystore_unlock(&s->keystore, has ? q->u.unlock.passphrase.data : NULL,
+		                        has ? q->u.unlock.passphrase.len : 0);
+		break;
+	}
+	case PROTO_METHOD_REKEY: {
+		bool has = q->u.rekey.has_passphrase;
+
+		rq->why[0] = '\0';
+		rq->r = keystore_rekey(&s->keystore, has ? q->u.rekey.passphrase.data : NULL,
+		                       has ? q->u.rekey.passphrase.len : 0, q->u.rekey.master_key_file, rq->why,
+		                       sizeof(rq->why));
+		break;
+	}
 	default:
 		rq->r = -EINVAL;
 		break;
@@ -229,6 +248,52 @@ static void request_answer(Conn *c, Request *rq)
 			conn_send_response(c, &rq->resp);
 		}
 		break;
+	case PROTO_METHOD_UNLOCK: {
+		int r = rq->r;
+
+		audit_rq(c, NULL, NULL, "unlock", r == 0 ? "ok" : r == KEYSTORE_E_WRONG ? "denied" : "error", NULL);
+		if (r == KEYSTORE_E_WRONG) {
+			log_warn("unlock refused (wrong passphrase or master key) for uid %d pid %d", (int)c->uid,
+			         (int)c->pid);
+			reply_error(c, rq, PROTO_E_DENIED, "wrong passphrase or master key: still locked");
+		} else if (r == KEYSTORE_E_NEED_PASSPHRASE) {
+			reply_error(c, rq, PROTO_E_DENIED, "the keys are sealed under a passphrase: give it");
+		} else if (r) {
+			reply_error(c, rq, PROTO_E_INTERNAL, "cannot read the master key (%s): see sigild's log",
+			            r < 0 ? strerror(-r) : "malformed");
+		} else {
+			if (s->locked)
+				log_info("unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
+			s->locked = false;
+			s->last_key_use_ms = uv_now(s->loop);
+			conn_send_response(c, &rq->resp);
+		}
+		break;
+	}
+	case PROTO_METHOD_REKEY: {
+		int r = rq->r;
+		const char *why = rq->why;
+
+		audit_rq(c, NULL, NULL, "rekey", r == 0 ? "ok" : "error",
+		         r < 0 ? strerror(-r) : r == KEYSTORE_E_INVALID ? why : NULL);
+		if (r == KEYSTORE_E_LOCKED)
+			reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
+		else if (r == KEYSTORE_E_NEED_PASSPHRASE)
+			reply_error(c, rq, PROTO_E_BAD_REQUEST, "the keys are sealed under a passphrase: give the new one "
+			            "(or a new master key file)");
+		else if (r == -EBUSY)
+			reply_error(c, rq, PROTO_E_BUSY, "a key is being generated; try again");
+		else if (r == KEYSTORE_E_INVALID)
+			reply_error(c, rq, PROTO_E_BAD_REQUEST, "%s", why);
+		else if (r)
+			reply_error(c, rq, PROTO_E_INTERNAL, "rekey failed (the old master key stays): %s",
+			            r < 0 ? strerror(-r) : "invalid");
+		else {
+			rq->resp.u.rekey.keys = keystore_count(&s->keystore);
+			conn_send_response(c, &rq->resp);
+		}
+		break;
+	}
 	default:
 		reply_error(c, rq, PROTO_E_INTERNAL, "no handler");
 		break;
@@ -242,6 +307,7 @@ static void work_done(uv_work_t *w, int status)
 	Conn *c = rq->conn;
 	Server *s = c->server;
 	ProtoRequest *q = &rq->req;
+	ProtoMethod m = q->method;
 
 	c->inflight--;
 	s->inflight--;
@@ -256,6 +322,11 @@ static void work_done(uv_work_t *w, int status)
 		request_answer(c, rq);
 	}
 	request_free(rq);
+	if (m == PROTO_METHOD_UNLOCK || m == PROTO_METHOD_REKEY)
+		s->ks_busy = false;
+	if (m == PROTO_METHOD_KEY_GENERATE || m == PROTO_METHOD_KEY_IMPORT)
+		s->key_jobs--;
+	unpark(s);
 	if (c->close_after_write && conn_idle(c))
 		conn_close(c);
 	else if (!c->closing)
@@ -304,7 +375,8 @@ static void run_now(Conn *c, Request *rq, size_t len)
 	c->server->turn_requests++;
 }
 
-static void queue(Conn *c, Request *rq)
+/* hand rq to the pool. Return: false when refused (answered, rq freed) */
+static bool queue(Conn *c, Request *rq)
 {
 	Server *s = c->server;
 	int r;
@@ -326,11 +398,14 @@ static void queue(Conn *c, Request *rq)
 	c->inflight_bytes += rq->cost;
 	s->inflight_bytes += rq->cost;
 	c->n_refs++;
-	return;
+	if (rq->req.method == PROTO_METHOD_KEY_GENERATE || rq->req.method == PROTO_METHOD_KEY_IMPORT)
+		s->key_jobs++;
+	return true;
 fail:
 	if (rq->key && rq->key->pending)
 		keystore_abort(&s->keystore, rq->key);
 	request_free(rq);
+	return false;
 }
 
 static void key_list(Conn *c, Request *rq)
@@ -431,7 +506,8 @@ static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, 
  * its own copy of the frame */
 static bool on_pool(ProtoMethod m)
 {
-	return m == PROTO_METHOD_VERIFY_BATCH || m == PROTO_METHOD_KEY_GENERATE || m == PROTO_METHOD_KEY_IMPORT;
+	return m == PROTO_METHOD_VERIFY_BATCH || m == PROTO_METHOD_KEY_GENERATE || m == PROTO_METHOD_KEY_IMPORT ||
+	       m == PROTO_METHOD_UNLOCK || m == PROTO_METHOD_REKEY;
 }
 
 /* a heap Request for @frame, decoded again from its own copy (the reader's
@@ -461,33 +537,93 @@ static Request *request_heap(Conn *c, const uint8_t *frame, size_t len)
 	return rq;
 }
 
-void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
+/*
+ * The keystore while unlock or rekey runs on the pool (s->ks_busy): every
+ * request that reads or changes it waits in s->parked, in arrival order.
+ * unlock, rekey and lock also wait while a key is being generated or
+ * imported (s->key_jobs). hello, verify, verify_batch and audit never
+ * wait. A parked request counts as in flight (limits, shutdown); unpark()
+ * runs them when the job ends.
+ */
+static bool touches_keystore(ProtoMethod m)
+{
+	return m != PROTO_METHOD_HELLO && m != PROTO_METHOD_VERIFY && m != PROTO_METHOD_VERIFY_BATCH &&
+	       m != PROTO_METHOD_AUDIT;
+}
+
+/* these also wait for generate/import on the pool (which seal with the
+ * master key that they replace or wipe) */
+static bool exclusive(ProtoMethod m)
+{
+	return m == PROTO_METHOD_UNLOCK || m == PROTO_METHOD_REKEY || m == PROTO_METHOD_LOCK;
+}
+
+static bool must_wait(const Server *s, ProtoMethod m)
+{
+	if (!touches_keystore(m))
+		return false;
+	return s->ks_busy || s->parked || (exclusive(m) && s->key_jobs > 0);
+}
+
+
+static void park(Conn *c, Request *rq)
 {
 	Server *s = c->server;
-	Request stack_rq = { .conn = c }, *rq = &stack_rq;
-	ProtoRequest *q;
-	char err[PROTO_MESSAGE_MAX];
-	bool has_msgid;
+
+	rq->parked_next = NULL;
+	if (s->parked)
+		s->parked_tail->parked_next = rq;
+	else
+		s->parked = rq;
+	s->parked_tail = rq;
+	rq->cost = sizeof(*rq) + rq->frame_len;
+	c->inflight++;
+	s->inflight++;
+	c->inflight_bytes += rq->cost;
+	s->inflight_bytes += rq->cost;
+	c->n_refs++;
+}
+
+static void unpark(Server *s)
+{
+	while (s->parked && !s->ks_busy) {
+		Request *rq = s->parked;
+		Conn *c = rq->conn;
+
+		if (exclusive(rq->req.method) && s->key_jobs > 0)
+			break;
+		s->parked = rq->parked_next;
+		c->inflight--;
+		s->inflight--;
+		c->inflight_bytes -= rq->cost;
+		s->inflight_bytes -= rq->cost;
+		if (c->closing || s->shutting_down) {
+			if (!c->closing)
+				reply_error(c, rq, PROTO_E_BUSY, "sigild is shutting down");
+			request_free(rq);
+		} else if (!handle(c, rq, rq->frame_len, false)) {
+			request_free(rq);
+		}
+		if (c->close_after_write && conn_idle(c))
+			conn_close(c);
+		else if (!c->closing)
+			conn_process(c);
+		conn_unref(c);
+	}
+}
+
+/* run or answer one decoded request (@may_park: false for one unpark()
+ * runs). Return: true when rq was taken (on the pool, parked, or freed),
+ * false when the caller still holds it */
+static bool handle(Conn *c, Request *rq, size_t len, bool may_park)
+{
+	Server *s = c->server;
+	ProtoRequest *q = &rq->req;
 	int r;
 
-	/* decoded in place: the frame stays valid in the connection's reader
-	 * until its next frame is taken, after this returns */
-	q = &rq->req;
-	r = proto_request_decode(q, &has_msgid, frame, len, err);
-	if (r) {
-		if (r < 0)
-			conn_send_error(c, has_msgid, q->msgid, PROTO_E_INTERNAL, "out of memory");
-		else
-			conn_send_error(c, has_msgid, q->msgid, (ProtoError)r, err);
-		request_clear(rq);
-		return;
-	}
-	if (on_pool(q->method)) {
-		request_clear(rq);
-		rq = request_heap(c, frame, len);
-		if (!rq)
-			return;
-		q = &rq->req;
+	if (may_park && must_wait(s, q->method)) {
+		park(c, rq);
+		return true;
 	}
 	rq->resp.msgid = q->msgid;
 	rq->resp.has_msgid = true;
@@ -557,58 +693,16 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		audit_rq(c, NULL, NULL, "lock", "ok", NULL);
 		conn_send_response(c, &rq->resp);
 		break;
-	case PROTO_METHOD_UNLOCK: {
-		/* keystore.c: Argon2id runs here, on the loop thread, in passphrase mode */
-		bool has = q->u.unlock.has_passphrase;
-
-		r = keystore_unlock(&s->keystore, has ? q->u.unlock.passphrase.data : NULL,
-		                    has ? q->u.unlock.passphrase.len : 0);
-		audit_rq(c, NULL, NULL, "unlock", r == 0 ? "ok" : r == KEYSTORE_E_WRONG ? "denied" : "error", NULL);
-		if (r == KEYSTORE_E_WRONG) {
-			log_warn("unlock refused (wrong passphrase or master key) for uid %d pid %d", (int)c->uid,
-			         (int)c->pid);
-			reply_error(c, rq, PROTO_E_DENIED, "wrong passphrase or master key: still locked");
-		} else if (r == KEYSTORE_E_NEED_PASSPHRASE) {
-			reply_error(c, rq, PROTO_E_DENIED, "the keys are sealed under a passphrase: give it");
-		} else if (r) {
-			reply_error(c, rq, PROTO_E_INTERNAL, "cannot read the master key (%s): see sigild's log",
-			            r < 0 ? strerror(-r) : "malformed");
-		} else {
-			if (s->locked)
-				log_info("unlocked by uid %d pid %d", (int)c->uid, (int)c->pid);
-			s->locked = false;
-			s->last_key_use_ms = uv_now(s->loop);
-			conn_send_response(c, &rq->resp);
+	case PROTO_METHOD_UNLOCK:
+	case PROTO_METHOD_REKEY:
+		/* Argon2id (0.1-0.5 s) and key files: on the pool, the keystore
+		 * held (keystore requests wait for it, park()) */
+		s->ks_busy = true;
+		if (!queue(c, rq)) {
+			s->ks_busy = false;
+			unpark(s);
 		}
-		break;
-	}
-	case PROTO_METHOD_REKEY: {
-		/* keystore.c: Argon2id (a new passphrase) runs here, on the loop thread */
-		bool has = q->u.rekey.has_passphrase;
-		char why[PROTO_MESSAGE_MAX - 64];
-
-		r = keystore_rekey(&s->keystore, has ? q->u.rekey.passphrase.data : NULL,
-		                   has ? q->u.rekey.passphrase.len : 0, q->u.rekey.master_key_file, why, sizeof(why));
-		audit_rq(c, NULL, NULL, "rekey", r == 0 ? "ok" : "error",
-		         r < 0 ? strerror(-r) : r == KEYSTORE_E_INVALID ? why : NULL);
-		if (r == KEYSTORE_E_LOCKED)
-			reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
-		else if (r == KEYSTORE_E_NEED_PASSPHRASE)
-			reply_error(c, rq, PROTO_E_BAD_REQUEST, "the keys are sealed under a passphrase: give the new one "
-			            "(or a new master key file)");
-		else if (r == -EBUSY)
-			reply_error(c, rq, PROTO_E_BUSY, "a key is being generated; try again");
-		else if (r == KEYSTORE_E_INVALID)
-			reply_error(c, rq, PROTO_E_BAD_REQUEST, "%s", why);
-		else if (r)
-			reply_error(c, rq, PROTO_E_INTERNAL, "rekey failed (the old master key stays): %s",
-			            r < 0 ? strerror(-r) : "invalid");
-		else {
-			rq->resp.u.rekey.keys = keystore_count(&s->keystore);
-			conn_send_response(c, &rq->resp);
-		}
-		break;
-	}
+		return true;
 	case PROTO_METHOD_KEY_EXPORT: {
 		const char *label = q->u.key_export.label;
 		Key *key = keystore_find(&s->keystore, label);
@@ -672,19 +766,51 @@ void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
 		rq->resp.u.verify_batch.valid = rq->valid;
 		rq->resp.u.verify_batch.n = q->u.verify_batch.n_items;
 		queue(c, rq);
-		return;
+		return true;
 	case PROTO_METHOD_KEY_GENERATE:
 		new_key(c, rq, q->u.key_generate.label, q->u.key_generate.type, q->u.key_generate.exportable,
 		        q->u.key_generate.policy);
-		return;
+		return true;
 	case PROTO_METHOD_KEY_IMPORT:
 		new_key(c, rq, q->u.key_import.label, q->u.key_import.type, q->u.key_import.exportable,
 		        q->u.key_import.policy);
-		return;
+		return true;
 	default:
 		reply_error(c, rq, PROTO_E_UNKNOWN_METHOD, "unknown method");
 		break;
 	}
+	return false;
+}
+
+void handler_dispatch(Conn *c, const uint8_t *frame, size_t len)
+{
+	Request stack_rq = { .conn = c }, *rq = &stack_rq;
+	ProtoRequest *q;
+	char err[PROTO_MESSAGE_MAX];
+	bool has_msgid;
+	int r;
+
+	/* decoded in place: the frame stays valid in the connection's reader
+	 * until its next frame is taken, after this returns */
+	q = &rq->req;
+	r = proto_request_decode(q, &has_msgid, frame, len, err);
+	if (r) {
+		if (r < 0)
+			conn_send_error(c, has_msgid, q->msgid, PROTO_E_INTERNAL, "out of memory");
+		else
+			conn_send_error(c, has_msgid, q->msgid, (ProtoError)r, err);
+		request_clear(rq);
+		return;
+	}
+	if (on_pool(q->method) || must_wait(c->server, q->method)) {
+		request_clear(rq);
+		rq = request_heap(c, frame, len);
+		if (!rq)
+			return;
+		q = &rq->req;
+	}
+	if (handle(c, rq, len, true))
+		return;
 	if (rq == &stack_rq)
 		request_clear(rq);
 	else

@@ -358,6 +358,8 @@ void server_notify_status(Server *s)
 {
 	char line[256];
 
+	if (s->ks_busy) /* unlock or rekey owns the keystore (handler.c): the next tick */
+		return;
 	snprintf(line, sizeof(line), "STATUS=%zu keys, %llu connections, %llu in flight, %llu requests%s",
 	         keystore_count(&s->keystore), (unsigned long long)s->n_conns, (unsigned long long)s->inflight,
 	         (unsigned long long)s->requests, s->locked ? ", locked" : "");
@@ -373,7 +375,7 @@ static void server_on_tick(uv_timer_t *t)
 
 	if (s->watchdog_usec)
 		sd_notify(0, "WATCHDOG=1");
-	if (s->auto_lock_ms && !s->locked && s->keystore.dirfd >= 0 &&
+	if (s->auto_lock_ms && !s->locked && !s->ks_busy && !s->key_jobs && s->keystore.dirfd >= 0 &&
 	    uv_now(s->loop) - s->last_key_use_ms >= s->auto_lock_ms) {
 		keystore_lock(&s->keystore);
 		s->locked = true;

@@ -85,6 +85,8 @@ struct Request {
 	bool *valid;           /* verify_batch */
 	size_t cost;           /* memory held while in flight (counted in inflight_bytes) */
 	int r;                 /* result of the work function */
+	char why[PROTO_MESSAGE_MAX - 64]; /* rekey: what was wrong with the request */
+	Request *parked_next;  /* server->parked */
 };
 
 struct Server {
@@ -105,6 +107,10 @@ struct Server {
 	uint64_t inflight;
 	size_t inflight_bytes;
 	uint64_t turn_requests;/* the connections' turn_requests */
+	bool ks_busy;          /* unlock or rekey runs on the pool (handler.c) */
+	unsigned key_jobs;     /* key.generate/key.import on the pool */
+	Request *parked;       /* requests waiting for the keystore, oldest first */
+	Request *parked_tail;
 	bool total_blocked;    /* a connection waits for inflight_bytes to drop */
 	uint64_t requests;
 	uint64_t start_ms;

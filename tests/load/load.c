@@ -16,6 +16,11 @@
  *               reading: back-pressure must bound the daemon's memory
  *   disconnect  200 connections sending 20 signs each and closing at once,
  *               with the requests in flight
+ *   unlock      a second sigild under a passphrase (Argon2id at libsodium's
+ *               interactive cost): while one connection's unlock runs,
+ *               another's hello and verify are answered before it (they
+ *               are not stuck behind the key derivation), and its sign,
+ *               sent while locked, waits and succeeds after the unlock
  * Every scenario checks, with its own daemon: a well-behaved client (hello
  * + sign, signature checked) gets correct answers during and after the
  * abuse; the daemon's fd count returns to its count before (within 15 s);
@@ -463,6 +468,123 @@ static void scenario_disconnect(void)
 	tap_ok(probe(&d, probe_pk) == 0, "well-behaved client answered afterwards");
 }
 
+/* the answer with msgid @id on @rr within timeout_ms, its arrival time in
+ * *at. Return: 0 (error code in r->code), or -1 */
+static int wait_answer(RespReader *rr, Resp *r, uint64_t id, int timeout_ms, uint64_t *at)
+{
+	int k = resp_next(rr, r, timeout_ms);
+
+	*at = now_ms();
+	if (k != 1)
+		return -1;
+	if (!r->has_msgid || r->msgid != id) {
+		resp_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+static void scenario_unlock(void)
+{
+	static const char *const extra[] = { "--passphrase", NULL };
+	static const uint8_t seed[32] = { 7, 7, 7 };
+	Sigild p = { 0 };
+	msgpack_sbuffer sa, sb;
+	RespReader ra, rb;
+	Resp r;
+	uint8_t pk[32], sk[64], sig[64];
+	const char msg[] = "signed during an unlock";
+	uint64_t t0, t_hello = 0, t_verify = 0, t_unlock = 0, t_sign = 0;
+	int a = -1, b = -1, status = 0, ok_hello = -1, ok_verify = -1, ok_unlock = -1, ok_sign = -1;
+	bool sign_valid = false;
+
+	crypto_sign_seed_keypair(pk, sk, seed);
+	crypto_sign_detached(sig, NULL, (const uint8_t *)msg, sizeof(msg) - 1, sk);
+	sodium_memzero(sk, sizeof(sk));
+	if (sigild_setup(&p, config_text) < 0 || sigild_start(&p, extra, &status) < 0) {
+		tap_ok(false, "sigild --passphrase starts");
+		sigild_cleanup(&p);
+		return;
+	}
+	a = sigild_connect(&p);
+	b = sigild_connect(&p);
+	resp_reader_init(&ra, a);
+	resp_reader_init(&rb, b);
+	msgpack_sbuffer_init(&sa);
+	msgpack_sbuffer_init(&sb);
+	/* the first unlock sets the passphrase; a key under it; lock */
+	req_unlock(&sa, 1, "load unlock");
+	req_new_key(&sa, 2, "ed25519", "k", seed);
+	req_key(&sa, 3, "lock", NULL);
+	if (a >= 0 && b >= 0 && write_all(a, sa.data, sa.size) == 0) {
+		int good = 0;
+
+		/* answers in any order (the import runs on the pool) */
+		for (int i = 0; i < 3 && resp_next(&ra, &r, 20000) == 1; i++) {
+			good += !r.code[0] && r.has_msgid && r.msgid >= 1 && r.msgid <= 3;
+			if (r.code[0])
+				printf("# msgid %llu: %s: %s\n", (unsigned long long)r.msgid, r.code, r.message);
+			resp_free(&r);
+		}
+		tap_ok(good == 3, "passphrase set, key imported, locked (%d of 3 answers ok)", good);
+	} else {
+		tap_ok(false, "connected to sigild --passphrase");
+	}
+	msgpack_sbuffer_clear(&sa);
+	/* unlock on a; right after, hello, verify and sign on b */
+	req_unlock(&sa, 10, "load unlock");
+	req_hello(&sb, 20);
+	req_verify(&sb, 21, pk, sig, msg, sizeof(msg) - 1);
+	req_sign(&sb, 22, "k", msg, sizeof(msg) - 1);
+	t0 = now_ms();
+	if (write_all(a, sa.data, sa.size) == 0 && (usleep(2000), write_all(b, sb.data, sb.size)) == 0) {
+		if (wait_answer(&rb, &r, 20, 20000, &t_hello) == 0) {
+			ok_hello = r.code[0] ? 0 : 1;
+			resp_free(&r);
+		}
+		if (wait_answer(&rb, &r, 21, 20000, &t_verify) == 0) {
+			const msgpack_object *v = resp_get(&r, "valid");
+
+			ok_verify = !r.code[0] && v && v->type == MSGPACK_OBJECT_BOOLEAN && v->via.boolean;
+			resp_free(&r);
+		}
+		if (wait_answer(&ra, &r, 10, 20000, &t_unlock) == 0) {
+			ok_unlock = r.code[0] ? 0 : 1;
+			resp_free(&r);
+		}
+		if (wait_answer(&rb, &r, 22, 20000, &t_sign) == 0) {
+			const uint8_t *sp;
+			size_t n;
+
+			ok_sign = r.code[0] ? 0 : 1;
+			sign_valid = ok_sign && resp_get_bin(&r, "signature", &sp, &n) && n == 64 && memcmp(sp, sig, 64) == 0;
+			if (!ok_sign)
+				printf("# sign during unlock: %s: %s\n", r.code, r.message);
+			resp_free(&r);
+		}
+	}
+	printf("# unlock answered after %llu ms; hello after %llu ms, verify after %llu ms, the parked sign after %llu ms\n",
+	       (unsigned long long)(t_unlock - t0), (unsigned long long)(t_hello - t0),
+	       (unsigned long long)(t_verify - t0), (unsigned long long)(t_sign - t0));
+	tap_ok(ok_unlock == 1, "unlock with the passphrase succeeds");
+	tap_ok(ok_hello == 1 && ok_verify == 1, "hello and verify on another connection answered (valid)");
+	tap_ok(t_hello < t_unlock && t_verify < t_unlock,
+	       "hello and verify answered before the unlock (Argon2id is not on the loop thread)");
+	tap_ok(ok_sign == 1 && sign_valid && t_sign >= t_unlock,
+	       "a sign sent during the unlock waits for it and then succeeds with the right signature");
+	msgpack_sbuffer_destroy(&sa);
+	msgpack_sbuffer_destroy(&sb);
+	resp_reader_deinit(&ra);
+	resp_reader_deinit(&rb);
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	status = sigild_stop(&p, SIGTERM, 15000);
+	tap_ok(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "sigild --passphrase exits 0 on SIGTERM");
+	sigild_cleanup(&p);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -474,6 +596,7 @@ static const struct {
 	{ "random", scenario_random },
 	{ "never-read", scenario_never_read },
 	{ "disconnect", scenario_disconnect },
+	{ "unlock", scenario_unlock },
 };
 
 int main(int argc, char **argv)
@@ -489,7 +612,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], scenarios[i].name) == 0)
 			run = scenarios[i].run;
 	if (!run) {
-		fprintf(stderr, "usage: load concurrent|churn|slowloris|huge-frame|random|never-read|disconnect\n");
+		fprintf(stderr, "usage: load concurrent|churn|slowloris|huge-frame|random|never-read|disconnect|unlock\n");
 		return 2;
 	}
 	if (sodium_init() < 0)

@@ -328,14 +328,28 @@ void req_verify(msgpack_sbuffer *sb, uint64_t msgid, const uint8_t pkey[32], con
 	pack_bin(&pk, msg, len);
 }
 
+void req_unlock(msgpack_sbuffer *sb, uint64_t msgid, const char *passphrase)
+{
+	msgpack_packer pk;
+
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	head(&pk, msgid, "unlock", passphrase ? 1 : 0);
+	if (passphrase) {
+		pack_str(&pk, "passphrase");
+		pack_str(&pk, passphrase);
+	}
+}
+
 void req_key(msgpack_sbuffer *sb, uint64_t msgid, const char *method, const char *label)
 {
 	msgpack_packer pk;
 
 	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-	head(&pk, msgid, method, 1);
-	pack_str(&pk, "label");
-	pack_str(&pk, label);
+	head(&pk, msgid, method, label ? 1 : 0);
+	if (label) {
+		pack_str(&pk, "label");
+		pack_str(&pk, label);
+	}
 }
 
 void req_new_key(msgpack_sbuffer *sb, uint64_t msgid, const char *type, const char *label,

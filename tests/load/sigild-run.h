@@ -54,7 +54,10 @@ void req_status(msgpack_sbuffer *sb, uint64_t msgid);
 void req_sign(msgpack_sbuffer *sb, uint64_t msgid, const char *label, const void *msg, size_t len);
 void req_verify(msgpack_sbuffer *sb, uint64_t msgid, const uint8_t pk[32], const uint8_t sig[64],
                 const void *msg, size_t len);
+/* a method with a label, or (label NULL) no parameters */
 void req_key(msgpack_sbuffer *sb, uint64_t msgid, const char *method, const char *label);
+/* unlock, with a passphrase (a string) or none (NULL) */
+void req_unlock(msgpack_sbuffer *sb, uint64_t msgid, const char *passphrase);
 /* key.generate when seed is NULL, else key.import */
 void req_new_key(msgpack_sbuffer *sb, uint64_t msgid, const char *type, const char *label,
                  const uint8_t seed[32]);
