@@ -33,7 +33,7 @@ _sigil()
 	done
 
 	case $prev in
-	-s|--socket|-o|--output|-p|--pubkey|-x|--signature|--peer-file|--passphrase-file)
+	-s|--socket|-o|--output|-p|--pubkey|-x|--signature|--peer-file|--passphrase-file|--new-master-key-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return

@@ -6,12 +6,15 @@ Every long option that `sigild --help` prints is in sigild(8) and in the
 sigild completion; every command of `sigil --help` is in sigil(1) and in the
 sigil completion, and every long option of `sigil COMMAND --help` is in
 sigil(1); every key the configuration parser (daemon/config.c) accepts is in
-sigil.conf(5). The programs are the ones just built.
+sigil.conf(5) and in sigil.conf.example, and sigild starts with that example.
+The programs are the ones just built.
 """
 
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pkgtest import Tap, env, run  # noqa: E402
@@ -67,7 +70,32 @@ def main():
     tap.ok(len(keys) >= 5, 'the keys of daemon/config.c are found (%d)' % len(keys), sorted(keys))
     missing = sorted(k for k in keys if not re.search(r'^\*%s\* =' % re.escape(k), man['sigil.conf.5.scd'], re.M))
     tap.ok(not missing, 'sigil.conf(5) documents every configuration key', 'missing: %s' % missing)
+    example = os.path.join(src, 'packaging/sigil.conf.example')
+    text = open(example).read()
+    missing = sorted(k for k in keys if not re.search(r'^#?%s =' % re.escape(k), text, re.M))
+    tap.ok(not missing, 'sigil.conf.example lists every configuration key', 'missing: %s' % missing)
+    ok, log = starts_with_config(os.path.join(build, 'daemon/sigild'), example)
+    tap.ok(ok, 'sigild starts with sigil.conf.example as its configuration', log)
     tap.done()
+
+
+def starts_with_config(sigild, config):
+    """Start sigild on a temporary socket and state directory with config;
+    True when it reports listening (then SIGTERM), with its stderr."""
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.Popen([sigild, '--foreground', '--config', config, '--socket', os.path.join(d, 's.sock'),
+                              '--state-dir', os.path.join(d, 'state')],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        log = []
+        ok = False
+        for line in p.stderr:
+            log.append(line)
+            if ' listening on ' in line:
+                ok = True
+                break
+        p.terminate()
+        _, rest = p.communicate(timeout=30)
+        return ok and p.returncode == 0, ''.join(log) + rest
 
 
 if __name__ == '__main__':
