@@ -35,9 +35,13 @@ follow fe64_add, fe64_sub and fe64_mul121666 of crypto/fe64.h.
 Constant time: straight-line code, no conditional branch (except the loop
 of fe64_sq_n_arm64 on its public count), flags become masks through CSEL
 only, every memory operand is a base register (a pointer argument or sp)
-plus a constant offset, never a register index; MUL and UMULH are
-data-independent on the cores that matter (the DIT-listed instructions of
-Armv8.4 include them). tests/asm/check-asm-arm64.sh checks the object code.
+plus a constant offset, never a register index, no division. Every
+instruction used (LDP/STP, MUL, UMULH, ADD/ADDS/ADC/ADCS, SUB/SUBS/SBCS,
+CSEL, MOV/MOVZ/MOVK) is
+in Armv8.4-DIT's list of instructions whose timing cannot depend on their
+data when PSTATE.DIT is set; this code does not set DIT, so it relies, like
+the C code of crypto/, on cores not varying those timings.
+tests/asm/check-asm-arm64.sh checks the object code.
 
 Registers (AAPCS64): x0, x1, x2 the pointer arguments; x3 holds 38; x4..x7
 one operand f, x8..x11 the other g, x12..x17, x19, x20 the product t0..t7,
