@@ -9,15 +9,18 @@
 # final ret (straight-line: no branch can depend on a secret; the one
 # exception is fe64_sq_n_arm64's loop on its public count, exactly one
 # b.ne), (4) every memory operand is a base register plus a constant (no
-# register offset or index: no secret-indexed load or store), and (5) no
-# division (UDIV/SDIV take data-dependent time). ctgrind cannot run under
+# register offset or index: no secret-indexed load or store), (5) no
+# division (UDIV/SDIV take data-dependent time) and (6) only the
+# instructions the generator means to use (those of Armv8.4-DIT's list of
+# data-independent-timing instructions, plus the branches of (3) and the
+# nop padding between routines). ctgrind cannot run under
 # qemu-user, so this check stands for it on this code. TAP output.
 set -u
 python=$1 gen=$2 asm=$3 objdump=$4 archive=$5
 funcs="fe64_mul_arm64 fe64_sq_arm64 fe64_sq_n_arm64 fe64_ladder_step_arm64"
 funcs="$funcs ge64_p1p1_to_p2_arm64 ge64_p1p1_to_p3_arm64 ge64_p2_dbl_arm64"
 funcs="$funcs ge64_madd_arm64 ge64_msub_arm64 ge64_add_arm64 ge64_sub_arm64"
-echo "1..5"
+echo "1..6"
 
 if "$python" "$gen" --check "$asm"; then
 	echo "ok 1 - $asm is the output of $gen"
@@ -86,4 +89,15 @@ if [ -z "$div" ]; then
 else
 	echo "not ok 5 - division found:"
 	printf '%s\n' "$div" | sed 's/^/# /'
+fi
+
+# objdump shows MOVZ as mov and ORR-with-xzr as mov.
+allowed=" ldp stp mul umulh add adds adc adcs sub subs sbcs csel mov movz movk ret b.ne nop "
+other=$(printf '%s\n' "$bodies" | awk -F'\t' -v ok="$allowed" '{ split($2, w, /[ \t]+/) }
+	index(ok, " " w[1] " ") == 0 { print }')
+if [ -z "$other" ]; then
+	echo "ok 6 - only the expected instructions:$allowed"
+else
+	echo "not ok 6 - unexpected instructions:"
+	printf '%s\n' "$other" | sed 's/^/# /'
 fi
