@@ -8,8 +8,10 @@
  * that size to a pool thread and back costs more than the request (two
  * thread wake-ups; docs/throughput.md). They are decoded in place in the
  * connection's read buffer into a Request on the stack: no allocation.
- * verify_batch, key.generate and key.import run on the libuv thread pool,
- * so nothing waits behind them; conn.c bounds the frames one connection runs per loop turn, so a
+ * verify_batch, key.generate, key.import, unlock and rekey (Argon2id,
+ * 0.1-0.5 s) run on the libuv thread pool, so nothing waits behind them
+ * (but requests that need the keystore wait for unlock and rekey: park()).
+ * conn.c bounds the frames one connection runs per loop turn, so a
  * pipelining client does not hold the others up either. Answers may leave
  * in any order; the msgid matches them.
  */

@@ -6,8 +6,9 @@
  *
  * Everything here runs on the libuv loop thread, except the work function
  * of a Request that runs on the libuv thread pool (verify_batch, generate,
- * import), which touches only its Request (and the Key it holds a
- * reference to). sign, dh and verify run on the loop thread (handler.c).
+ * import: only its Request and the Key it holds a reference to; unlock and
+ * rekey: the keystore, which the loop thread leaves alone meanwhile,
+ * handler.c). sign, dh and verify run on the loop thread (handler.c).
  *
  * Answers are appended to their connection's buffer and written once per
  * loop iteration (server_on_flush: a prepare handle before the loop polls,

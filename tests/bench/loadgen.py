@@ -247,12 +247,12 @@ def main():
         " ".join(res["machine"]["loadavg_after"])))
     print("in-process (one thread, us/op of thread CPU time, and _wall: wall time; 3 times each): " + "; ".join(
         "%s %s" % (k, " ".join("%.1f" % x for x in v)) for k, v in res["inproc"].items()))
-    print("%-13s %-12s %5s %5s %10s %9s %9s %9s %12s" % ("target", "op", "conns", "depth", "req/s", "p50 us",
-                                                         "p99 us", "p99.9 us", "cpu us/req"))
+    print("%-13s %-12s %5s %5s %10s %9s %9s %9s %9s %12s" % ("target", "op", "conns", "depth", "req/s", "p50 us",
+                                                             "p90 us", "p99 us", "p99.9 us", "cpu us/req"))
     for r in res["runs"]:
-        print("%-13s %-12s %5d %5d %10.0f %9.1f %9.1f %9.1f %12s" % (
+        print("%-13s %-12s %5d %5d %10.0f %9.1f %9.1f %9.1f %9.1f %12s" % (
             r["target"], r["op"] + ("x%d" % r["batch"] if r["batch"] > 1 else ""), r["connections"], r["depth"],
-            r["requests_per_s"], r["p50_us"], r["p99_us"], r["p999_us"],
+            r["requests_per_s"], r["p50_us"], r["p90_us"], r["p99_us"], r["p999_us"],
             "%.1f" % r["daemon_cpu_us_per_req"] if "daemon_cpu_us_per_req" in r else "-"))
     t = res["targets"]
     print("targets: sign@32 sigild/ssh-agent = %.1fx (>= 25x); best sigild sign / ssh-agent@32 = %.1fx" % (

@@ -633,15 +633,15 @@ int main(int argc, char **argv)
 		if (opt.json)
 			printf("{\"target\":\"%s\",\"op\":\"%s\",\"connections\":%d,\"depth\":%d,\"batch\":%d,"
 			       "\"seconds\":%.3f,\"requests\":%" PRIu64 ",\"requests_per_s\":%.1f,\"items_per_s\":%.1f,"
-			       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f}\n",
+			       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f}\n",
 			       target, op_names[opt.op], opt.conns, opt.depth, items, el, total, rps, rps * items,
-			       pct_us(&all, 0.5), pct_us(&all, 0.99), pct_us(&all, 0.999));
+			       pct_us(&all, 0.5), pct_us(&all, 0.9), pct_us(&all, 0.99), pct_us(&all, 0.999));
 		else
 			printf("%s %s: %d connection(s), depth %d, %d item(s)/request: %" PRIu64
 			       " requests in %.2f s = %.0f req/s, %.0f items/s; "
-			       "latency p50 %.1f us, p99 %.1f us, p99.9 %.1f us\n",
+			       "latency p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us\n",
 			       target, op_names[opt.op], opt.conns, opt.depth, items, total, el, rps, rps * items,
-			       pct_us(&all, 0.5), pct_us(&all, 0.99), pct_us(&all, 0.999));
+			       pct_us(&all, 0.5), pct_us(&all, 0.9), pct_us(&all, 0.99), pct_us(&all, 0.999));
 	}
 	free(all.v);
 	free(w);
