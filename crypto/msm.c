@@ -36,6 +36,18 @@ msm_pow22523_lanes_fn *msm_pow22523_lanes(void)
 	return __atomic_load_n(&msm_lanes_fn, __ATOMIC_RELAXED);
 }
 
+static int msm_om_probed;
+static msm_odd_multiples_lanes_fn *msm_om_fn;
+
+msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes(void)
+{
+	if (!__atomic_load_n(&msm_om_probed, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&msm_om_fn, msm_odd_multiples_lanes_probe(), __ATOMIC_RELAXED);
+		__atomic_store_n(&msm_om_probed, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&msm_om_fn, __ATOMIC_RELAXED);
+}
+
 /* fe (radix 2^51) to fe64, through the canonical bytes. */
 static void msm_fe64_from_fe(fe64 *r, const fe *f)
 {
@@ -165,18 +177,20 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 	}
 }
 
-/* Width-w NAF (odd digits in (-2^(w-1), 2^(w-1)), at least w - 1 zeros
- * after each nonzero digit) of a 256-bit a; returns the index of the top
- * nonzero digit, or -1 when a = 0. Zero runs are skipped a word at a time
- * or by counting trailing zeros. */
-static int msm_wnaf_vartime(signed char naf[257], const uint8_t a[32], int w)
+/* Width-w NAF of a 256-bit a (w >= 5): odd digits in (-2^(w-1), 2^(w-1)),
+ * at least w - 1 zeros after each nonzero digit, so at most
+ * MSM_NAF_DIGITS of them. Writes the nonzero digits in increasing position
+ * (pos[], dig[]) and returns their number. Zero runs are skipped a word at
+ * a time or by counting trailing zeros. */
+#define MSM_NAF_DIGITS 64
+static int msm_wnaf_vartime(uint16_t pos[MSM_NAF_DIGITS], signed char dig[MSM_NAF_DIGITS],
+                            const uint8_t a[32], int w)
 {
 	uint64_t k[5] = { 0 };
 	const uint64_t mask = ((uint64_t)1 << w) - 1;
-	int top = -1;
+	int nd = 0;
 	for (int i = 0; i < 32; i++)
 		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
-	memset(naf, 0, 257);
 	for (int i = 0; i < 257;) {
 		int word = i >> 6, sh = i & 63;
 		uint64_t cur = k[word] >> sh;
@@ -196,8 +210,9 @@ static int msm_wnaf_vartime(signed char naf[257], const uint8_t a[32], int w)
 		int dgt = (int)win;
 		if (dgt >= (1 << (w - 1)))
 			dgt -= 1 << w;
-		naf[i] = (signed char)dgt;
-		top = i;
+		pos[nd] = (uint16_t)i;
+		dig[nd] = (signed char)dgt;
+		nd++;
 		/* k -= dgt 2^i: clear the window, and for dgt < 0 add 2^(i + w) */
 		k[word] &= ~(mask << sh);
 		if (spill)
@@ -213,7 +228,7 @@ static int msm_wnaf_vartime(signed char naf[257], const uint8_t a[32], int w)
 		}
 		i += w;
 	}
-	return top;
+	return nd;
 }
 
 static void msm_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
@@ -245,29 +260,69 @@ static void msm_odd_multiples(ge64_cached out[8], const ge64_p3 *p, const fe64 *
 	}
 }
 
+void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops)
+{
+	fe64 d2;
+	msm_fe64_from_fe(&d2, &ge_d2);
+	msm_odd_multiples(out, p, &d2, ops);
+}
+
 void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
                         const uint8_t b[32], const ge64_ops *ops)
 {
-	signed char naf[MSM_MAX][257], bnaf[257];
+	uint16_t pos[MSM_MAX][MSM_NAF_DIGITS], bpos[MSM_NAF_DIGITS];
+	signed char dig[MSM_MAX][MSM_NAF_DIGITS], bdig[MSM_NAF_DIGITS], bnaf[257];
+	int nd[MSM_MAX], start[258];
+	/* the nonzero digits of the a_i sorted by position: point, digit */
+	uint8_t ej[MSM_MAX * MSM_NAF_DIGITS];
+	signed char ed[MSM_MAX * MSM_NAF_DIGITS];
 	ge64_cached tab[MSM_MAX][8];
 	fe64 d2;
 	ge64_p1p1 t;
 	ge64_p3 u;
 	ge64_p2 acc;
-	int top;
+	int top = -1;
 
 	if (n < 0)
 		n = 0;
 	if (n > MSM_MAX)
 		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
 	msm_fe64_from_fe(&d2, &ge_d2);
-	top = msm_wnaf_vartime(bnaf, b, 8);
+	memset(bnaf, 0, sizeof bnaf);
+	int nb = msm_wnaf_vartime(bpos, bdig, b, 8);
+	for (int k = 0; k < nb; k++)
+		bnaf[bpos[k]] = bdig[k];
+	if (nb > 0)
+		top = bpos[nb - 1];
+	memset(start, 0, sizeof start);
+	/* the tables: MSM_POW_LANES points at a time with IFMA */
+	msm_odd_multiples_lanes_fn *om = msm_odd_multiples_lanes();
+	int jl = 0;
+	if (om != NULL)
+		for (; jl + MSM_POW_LANES <= n; jl += MSM_POW_LANES)
+			om(&tab[jl], &P[jl], &d2);
 	for (int j = 0; j < n; j++) {
-		int tj = msm_wnaf_vartime(naf[j], a[j], 5);
-		if (tj > top)
-			top = tj;
-		if (tj >= 0)
+		nd[j] = msm_wnaf_vartime(pos[j], dig[j], a[j], 5);
+		if (nd[j] == 0)
+			continue;
+		if (pos[j][nd[j] - 1] > top)
+			top = pos[j][nd[j] - 1];
+		for (int k = 0; k < nd[j]; k++)
+			start[pos[j][k] + 1]++;
+		if (j >= jl)
 			msm_odd_multiples(tab[j], &P[j], &d2, ops);
+	}
+	for (int i = 0; i < 257; i++)
+		start[i + 1] += start[i];
+	{
+		int fill[257];
+		memcpy(fill, start, sizeof fill);
+		for (int j = 0; j < n; j++)
+			for (int k = 0; k < nd[j]; k++) {
+				int e = fill[pos[j][k]]++;
+				ej[e] = (uint8_t)j;
+				ed[e] = dig[j][k];
+			}
 	}
 
 	/* The accumulator is u (p3) or, when pending, t (p1p1) not yet
@@ -287,16 +342,14 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 			ops->p2_dbl(&t, &acc);
 			pending = 1;
 		}
-		for (int j = 0; j < n; j++) {
-			int dg = naf[j][i];
-			if (dg == 0)
-				continue;
+		for (int e = start[i]; e < start[i + 1]; e++) {
+			int dg = ed[e];
 			if (pending)
 				ops->p1p1_to_p3(&u, &t);
 			if (dg > 0)
-				ops->add(&t, &u, &tab[j][dg / 2]);
+				ops->add(&t, &u, &tab[ej[e]][dg / 2]);
 			else
-				ops->sub(&t, &u, &tab[j][(-dg) / 2]);
+				ops->sub(&t, &u, &tab[ej[e]][(-dg) / 2]);
 			pending = 1;
 		}
 		if (bnaf[i] != 0) {

@@ -61,4 +61,12 @@ msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void);
 /* msm_pow22523_lanes_probe(), asked once and cached. */
 msm_pow22523_lanes_fn *msm_pow22523_lanes(void);
 
+/* The same probe for out[i][j] = (2j + 1) P[i] in cached form, j < 8,
+ * i < MSM_POW_LANES, 2d given as d2 (the tables of msm_straus_vartime). */
+typedef void msm_odd_multiples_lanes_fn(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2);
+msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void);
+msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes(void);
+/* The one-point C version (on ops), the reference of the tests. */
+void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops);
+
 #endif /* SIGIL_MSM_H */

@@ -12,3 +12,8 @@ msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
 {
 	return NULL;
 }
+
+msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void)
+{
+	return NULL;
+}

@@ -13,6 +13,7 @@
  *   around the sizes the code treats apart (0, 1, a lane group, MSM_MAX),
  *   with 128-bit, 256-bit, zero and extreme scalars, duplicate points,
  *   small-order points and the identity;
+ * - the IFMA tables of odd multiples against the C ones;
  * - msm_is_small_order_vartime against ge_is_small_order.
  * Batch verification as a whole (against single verification) is tested in
  * test-ed25519.c.
@@ -374,6 +375,61 @@ static void test_straus(void **state)
 	}
 }
 
+/* The IFMA tables of (2j + 1) P against the C ones (same formulas, so the
+ * same projective coordinates mod p), on random, small-order and identity
+ * points and on coordinates given in extreme limbs (X + p, Y + 2p, ...). */
+static void test_odd_multiples_lanes(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-odd-multiples");
+	const ge64_ops *ops = msm_ops();
+	msm_odd_multiples_lanes_fn *om = msm_odd_multiples_lanes();
+	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
+		assert_non_null(om);
+	if (!cpu_has_ifma())
+		assert_null(om);
+	if (om == NULL) {
+		/* no IFMA code in this build (-Dasm=disabled, not amd64) or no
+		 * IFMA on this CPU: the C tables are what msm_straus_vartime
+		 * runs, and test_straus checks them */
+		print_message("# no IFMA tables here (build or CPU): the C tables are checked by test_straus\n");
+		assert_true(fe64_ops_asm_probe() == NULL || !cpu_has_ifma());
+		return;
+	}
+	fe64 d2;
+	uint8_t s[32];
+	fe_tobytes(s, &ge_d2);
+	fe64_frombytes(&d2, s);
+	static ge64_cached got[MSM_POW_LANES][8], want[8];
+	ge64_p3 P[MSM_POW_LANES];
+	ge_p3 Q[MSM_POW_LANES];
+	for (int rep = 0; rep < 30; rep++) {
+		for (int i = 0; i < MSM_POW_LANES; i++) {
+			rand_point(&Q[i], Q, i > 0 ? i : 1);
+			p3_to_ge64(&P[i], &Q[i]);
+			if (th_rand_below(3) == 0) {
+				/* the same point with coordinates + p (still < 2^256) */
+				static const uint64_t p64[4] = { 0xffffffffffffffed, ~(uint64_t)0, ~(uint64_t)0,
+					                         0x7fffffffffffffff };
+				fe64 *c = th_rand_below(2) ? &P[i].X : &P[i].Y;
+				fe64 pp = { { p64[0], p64[1], p64[2], p64[3] } };
+				if (c->v[3] < 0x7fffffffffffffff)
+					fe64_add(c, c, &pp); /* the same value mod p */
+			}
+		}
+		om(got, P, &d2);
+		for (int i = 0; i < MSM_POW_LANES; i++) {
+			msm_odd_multiples_fe64(want, &P[i], ops);
+			for (int j = 0; j < 8; j++) {
+				assert_fe64_same(&got[i][j].YplusX, &want[j].YplusX, "Y + X", 8 * i + j);
+				assert_fe64_same(&got[i][j].YminusX, &want[j].YminusX, "Y - X", 8 * i + j);
+				assert_fe64_same(&got[i][j].Z, &want[j].Z, "Z", 8 * i + j);
+				assert_fe64_same(&got[i][j].T2d, &want[j].T2d, "2dT", 8 * i + j);
+			}
+		}
+	}
+}
+
 static void test_small_order(void **state)
 {
 	(void)state;
@@ -417,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_pow_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
+		cmocka_unit_test(test_odd_multiples_lanes),
 		cmocka_unit_test(test_small_order),
 	};
 	return th_run(tests);

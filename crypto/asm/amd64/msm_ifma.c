@@ -21,9 +21,9 @@
  *  2. c[k] += lo(608 c[k+5]), c[k+1] += hi(608 c[k+5]) (k < 5): the hi part
  *     of c9 and 608 c10 land at 2^260 and are folded once more, times 608,
  *     into c0: every c[k] < 2^58;
- *  3. a carry chain c0 -> c4; the bits of c4 above 47 (2^255) are folded
- *     times 19 into c0; a second carry chain c0 -> c4 leaves c0..c3 < 2^52
- *     and c4 < 2^47 + 1.
+ *  3. the bits of c4 from 47 up (2^255 and above, < 2^11) are folded times
+ *     19 into c0, then one carry chain c0 -> c4 leaves c0..c3 < 2^52 and
+ *     c4 < 2^47 + 2^7.
  * Squaring: the cross products a_i a_j (i < j) once, doubled, plus the
  * squares a_i^2 (2 a_j would not fit the 52-bit multiplicand).
  *
@@ -33,6 +33,7 @@
  */
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -84,10 +85,6 @@ MSMI_INLINE void msmi_reduce(msmi_fe *r, __m512i c[10])
 	top = msmi_lo(top, c10, k608); /* < 2^10 + 2^15, at 2^260 */
 	c[0] = msmi_lo(c[0], top, k608);
 	/* 3 */
-	for (int k = 0; k < 4; k++) {
-		c[k + 1] = _mm512_add_epi64(c[k + 1], _mm512_srli_epi64(c[k], 52));
-		c[k] = _mm512_and_si512(c[k], m52);
-	}
 	t = _mm512_srli_epi64(c[4], 47);
 	c[4] = _mm512_and_si512(c[4], m47);
 	c[0] = msmi_lo(c[0], t, k19);
@@ -97,6 +94,44 @@ MSMI_INLINE void msmi_reduce(msmi_fe *r, __m512i c[10])
 	}
 	for (int k = 0; k < 5; k++)
 		r->l[k] = c[k];
+}
+
+/* r = any limbs below 2^63 made a valid input (step 3 alone) */
+MSMI_INLINE void msmi_norm(msmi_fe *r, __m512i c[5])
+{
+	const __m512i m52 = _mm512_set1_epi64((int64_t)0xfffffffffffff);
+	const __m512i m47 = _mm512_set1_epi64((int64_t)0x7fffffffffff);
+	const __m512i k19 = _mm512_set1_epi64(19);
+	__m512i t = _mm512_srli_epi64(c[4], 47);
+	c[4] = _mm512_and_si512(c[4], m47);
+	c[0] = msmi_lo(c[0], t, k19);
+	for (int k = 0; k < 4; k++) {
+		c[k + 1] = _mm512_add_epi64(c[k + 1], _mm512_srli_epi64(c[k], 52));
+		c[k] = _mm512_and_si512(c[k], m52);
+	}
+	for (int k = 0; k < 5; k++)
+		r->l[k] = c[k];
+}
+
+/* r = a + b */
+MSMI_INLINE void msmi_add(msmi_fe *r, const msmi_fe *a, const msmi_fe *b)
+{
+	__m512i c[5];
+	for (int k = 0; k < 5; k++)
+		c[k] = _mm512_add_epi64(a->l[k], b->l[k]);
+	msmi_norm(r, c);
+}
+
+/* r = a - b + 4p (4p in limbs: 2^54 - 76, 2^54 - 4 (three times),
+ * 2^49 - 4; each above the limb of b it meets, so no limb goes negative) */
+MSMI_INLINE void msmi_sub(msmi_fe *r, const msmi_fe *a, const msmi_fe *b)
+{
+	static const int64_t p4[5] = { (1LL << 54) - 76, (1LL << 54) - 4, (1LL << 54) - 4,
+		                       (1LL << 54) - 4, (1LL << 49) - 4 };
+	__m512i c[5];
+	for (int k = 0; k < 5; k++)
+		c[k] = _mm512_sub_epi64(_mm512_add_epi64(a->l[k], _mm512_set1_epi64(p4[k])), b->l[k]);
+	msmi_norm(r, c);
 }
 
 /* r = a b, MSMI_G groups */
@@ -235,6 +270,116 @@ static MSMI_TARGET void msmi_pow22523(fe64 h[MSM_POW_LANES], const fe64 f[MSM_PO
 	msmi_store(h, t);
 }
 
+/* lanes of MSM_POW_LANES fe64 at src[i] + off (bytes) */
+static MSMI_TARGET void msmi_gather(msmi_fe r[MSMI_G], const ge64_p3 *P, size_t off)
+{
+	fe64 f[MSM_POW_LANES];
+	for (int i = 0; i < MSM_POW_LANES; i++)
+		memcpy(&f[i], (const uint8_t *)&P[i] + off, sizeof(fe64));
+	msmi_load(r, f);
+}
+
+static MSMI_TARGET void msmi_scatter(ge64_cached (*out)[8], int j, size_t off, const msmi_fe a[MSMI_G])
+{
+	fe64 f[MSM_POW_LANES];
+	msmi_store(f, a);
+	for (int i = 0; i < MSM_POW_LANES; i++)
+		memcpy((uint8_t *)&out[i][j] + off, &f[i], sizeof(fe64));
+}
+
+/* an extended point (X : Y : Z : T), MSMI_G groups */
+typedef struct msmi_pt {
+	msmi_fe X[MSMI_G], Y[MSMI_G], Z[MSMI_G], T[MSMI_G];
+} msmi_pt;
+
+/* out[.][j] = (Y + X, Y - X, Z, 2d T) of p */
+static MSMI_TARGET void msmi_put_cached(ge64_cached (*out)[8], int j, const msmi_pt *p,
+                                        const msmi_fe d2[MSMI_G])
+{
+	msmi_fe t[MSMI_G];
+	for (int g = 0; g < MSMI_G; g++)
+		msmi_add(&t[g], &p->Y[g], &p->X[g]);
+	msmi_scatter(out, j, offsetof(ge64_cached, YplusX), t);
+	for (int g = 0; g < MSMI_G; g++)
+		msmi_sub(&t[g], &p->Y[g], &p->X[g]);
+	msmi_scatter(out, j, offsetof(ge64_cached, YminusX), t);
+	msmi_scatter(out, j, offsetof(ge64_cached, Z), p->Z);
+	msmi_mul(t, p->T, d2);
+	msmi_scatter(out, j, offsetof(ge64_cached, T2d), t);
+}
+
+/* out[i][j] = (2j + 1) P[i], j < 8, i < MSM_POW_LANES (ge.c's formulas:
+ * one doubling, then seven additions of 2 P in extended coordinates). */
+static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2in)
+{
+	msmi_pt p, q;
+	msmi_fe d2[MSMI_G], a[MSMI_G], b[MSMI_G], c[MSMI_G], d[MSMI_G], e[MSMI_G];
+	msmi_fe ypx2[MSMI_G], ymx2[MSMI_G], z2[MSMI_G], t2d2[MSMI_G];
+	fe64 dd[MSM_POW_LANES];
+
+	for (int i = 0; i < MSM_POW_LANES; i++)
+		dd[i] = *d2in;
+	msmi_load(d2, dd);
+	msmi_gather(p.X, P, offsetof(ge64_p3, X));
+	msmi_gather(p.Y, P, offsetof(ge64_p3, Y));
+	msmi_gather(p.Z, P, offsetof(ge64_p3, Z));
+	msmi_gather(p.T, P, offsetof(ge64_p3, T));
+	msmi_put_cached(out, 0, &p, d2);
+
+	/* q = 2 p: A = X^2, B = Y^2, C = 2 Z^2, D = (X + Y)^2;
+	 * (X : Y : Z : T) = (D - B - A : B + A : B - A : C - B + A) in p1p1,
+	 * then (X T, Y Z, Z T, X Y) */
+	msmi_sq(a, p.X);
+	msmi_sq(b, p.Y);
+	msmi_sq(c, p.Z);
+	for (int g = 0; g < MSMI_G; g++) {
+		msmi_add(&c[g], &c[g], &c[g]);
+		msmi_add(&d[g], &p.X[g], &p.Y[g]);
+	}
+	msmi_sq(d, d);
+	for (int g = 0; g < MSMI_G; g++) {
+		msmi_add(&e[g], &b[g], &a[g]);     /* Y' = B + A */
+		msmi_sub(&b[g], &b[g], &a[g]);     /* Z' = B - A */
+		msmi_sub(&a[g], &d[g], &e[g]);     /* X' = D - Y' */
+		msmi_sub(&c[g], &c[g], &b[g]);     /* T' = C - Z' */
+	}
+	msmi_mul(q.X, a, c);
+	msmi_mul(q.Y, e, b);
+	msmi_mul(q.Z, b, c);
+	msmi_mul(q.T, a, e);
+	/* 2 p in cached form */
+	for (int g = 0; g < MSMI_G; g++) {
+		msmi_add(&ypx2[g], &q.Y[g], &q.X[g]);
+		msmi_sub(&ymx2[g], &q.Y[g], &q.X[g]);
+		msmi_add(&z2[g], &q.Z[g], &q.Z[g]); /* 2 Z2 */
+	}
+	msmi_mul(t2d2, q.T, d2);
+
+	for (int j = 1; j < 8; j++) {
+		/* p += 2 p: a = (Y - X)(Y2 - X2), b = (Y + X)(Y2 + X2), c = T 2d T2,
+		 * d = Z 2 Z2; (b - a : b + a : d + c : d - c) in p1p1 */
+		for (int g = 0; g < MSMI_G; g++) {
+			msmi_sub(&a[g], &p.Y[g], &p.X[g]);
+			msmi_add(&b[g], &p.Y[g], &p.X[g]);
+		}
+		msmi_mul(a, a, ymx2);
+		msmi_mul(b, b, ypx2);
+		msmi_mul(c, p.T, t2d2);
+		msmi_mul(d, p.Z, z2);
+		for (int g = 0; g < MSMI_G; g++) {
+			msmi_sub(&e[g], &b[g], &a[g]); /* X' */
+			msmi_add(&b[g], &b[g], &a[g]); /* Y' */
+			msmi_add(&a[g], &d[g], &c[g]); /* Z' */
+			msmi_sub(&d[g], &d[g], &c[g]); /* T' */
+		}
+		msmi_mul(p.X, e, d);
+		msmi_mul(p.Y, b, a);
+		msmi_mul(p.Z, a, d);
+		msmi_mul(p.T, e, b);
+		msmi_put_cached(out, j, &p, d2);
+	}
+}
+
 /* CPUID leaf 1 ECX bit 27 OSXSAVE (XGETBV usable); XCR0 bits 1, 2 (XMM,
  * YMM) and 5, 6, 7 (opmask, ZMM0-15 upper halves, ZMM16-31): the OS saves
  * the AVX-512 state. Leaf 7 subleaf 0 EBX bit 16 AVX512F, bit 21
@@ -264,6 +409,11 @@ static int msmi_capable(void)
 msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
 {
 	return msmi_capable() ? msmi_pow22523 : NULL;
+}
+
+msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void)
+{
+	return msmi_capable() ? msmi_odd_multiples : NULL;
 }
 
 /* the library is one translation unit (crypto/meson.build, unity) */
