@@ -316,7 +316,7 @@ ge64_scan_fn *ge64_scan_best(void)
  * bit positions are public; the values only go through arithmetic. */
 _Static_assert(GE64_COMB_W >= 2 && GE64_COMB_W <= 9, "a window spans at most two bytes");
 _Static_assert(GE64_COMB_W * GE64_COMB_DIGITS >= 256, "the last digit fits a row");
-_Static_assert(2 * GE64_COMB_ROWS >= GE64_COMB_DIGITS, "two digit positions per row");
+_Static_assert(GE64_COMB_PASSES * GE64_COMB_ROWS >= GE64_COMB_DIGITS, "every digit has a row");
 
 static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32])
 {
@@ -336,10 +336,12 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
 	}
 }
 
-/* a = sum e[i] 2^(W i); with ge64_comb[r][j - 1] = j 2^(2 W r) B:
- * a B = 2^W (sum_{i odd} e[i] 2^(W (i - 1)) B) + sum_{i even} e[i] 2^(W i) B,
- * each term one entry of row i / 2 (ref10's two-pass comb, ge.c, with
- * W-bit digits: DIGITS mixed additions and W doublings). */
+/* a = sum e[i] 2^(W i); with P = GE64_COMB_PASSES and ge64_comb[r][j - 1]
+ * = j 2^(P W r) B, a B = sum_{c < P} 2^(W c) sum_{i = c mod P} e[i]
+ * 2^(W (i - c)) B, each term one entry of row i / P: by Horner on c from
+ * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
+ * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
+ * rows). */
 void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                                ge64_scan_fn *scan)
 {
@@ -354,26 +356,23 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 	memset(&H, 0, sizeof H); /* the identity (0 : 1 : 1 : 0) */
 	H.Y.v[0] = 1;
 	H.Z.v[0] = 1;
-	for (int i = 1; i < GE64_COMB_DIGITS; i += 2) {
-		scan(&t, ge64_comb[i / 2], GE64_COMB_N, e[i]);
-		ops->madd(&r, &H, &t);
-		ops->p1p1_to_p3(&H, &r);
-	}
-
-	/* 2^W H: W doublings */
-	s.X = H.X;
-	s.Y = H.Y;
-	s.Z = H.Z;
-	for (int k = 0; k < GE64_COMB_W - 1; k++) {
+	for (int c = GE64_COMB_PASSES - 1; c >= 0; c--) {
+		for (int i = c; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES) {
+			scan(&t, ge64_comb[i / GE64_COMB_PASSES], GE64_COMB_N, e[i]);
+			ops->madd(&r, &H, &t);
+			ops->p1p1_to_p3(&H, &r);
+		}
+		if (c == 0)
+			break;
+		/* 2^W H: W doublings */
+		s.X = H.X;
+		s.Y = H.Y;
+		s.Z = H.Z;
+		for (int k = 0; k < GE64_COMB_W - 1; k++) {
+			ops->p2_dbl(&r, &s);
+			ops->p1p1_to_p2(&s, &r);
+		}
 		ops->p2_dbl(&r, &s);
-		ops->p1p1_to_p2(&s, &r);
-	}
-	ops->p2_dbl(&r, &s);
-	ops->p1p1_to_p3(&H, &r);
-
-	for (int i = 0; i < GE64_COMB_DIGITS; i += 2) {
-		scan(&t, ge64_comb[i / 2], GE64_COMB_N, e[i]);
-		ops->madd(&r, &H, &t);
 		ops->p1p1_to_p3(&H, &r);
 	}
 

@@ -17,9 +17,10 @@ every field value reduced mod p.
 and, into OUTPUT64 (ge64_table.h), for the amd64 point code (crypto/ge64.c)
 in radix 2^64 limbs:
   ge64_bi8[j]          = ge_bi8[j]
-  ge64_comb[i][j]      = (j + 1) * 2^(2 W i) * B   for i < ROWS, j < 2^(W-1)
-(the fixed-base comb of ge64_scalarmult_base: signed radix-2^W digits, two
-digit positions per row; W = GE64_COMB_W, ROWS = ceil(ceil(256 / W) / 2)).
+  ge64_comb[i][j]      = (j + 1) * 2^(P W i) * B   for i < ROWS, j < 2^(W-1)
+(the fixed-base comb of ge64_scalarmult_base: signed radix-2^W digits, P
+digit positions per row, P passes; W = GE64_COMB_W, P = GE64_COMB_PASSES,
+ROWS = ceil(ceil(256 / W) / P)).
 
 Usage: gen_ge_table.py OUTPUT [OUTPUT64]   (or `meson compile -C BUILD regen-tables`)
        gen_ge_table.py --check OUTPUT OUTPUT64   (exit 1 if either file
@@ -32,8 +33,9 @@ D = (-121665 * pow(121666, P - 2, P)) % P
 MASK51 = 2**51 - 1
 # The comb of ge64_scalarmult_base: window width and rows (see ge64.c).
 COMB_W = 6
+COMB_PASSES = 1
 COMB_DIGITS = -(-256 // COMB_W)
-COMB_ROWS = -(-COMB_DIGITS // 2)
+COMB_ROWS = -(-COMB_DIGITS // COMB_PASSES)
 
 
 def inv(a):
@@ -104,7 +106,8 @@ def ge64_table(B):
            " * `meson compile -C <build> regen-tables`.",
            " *",
            " * ge64_bi8[j] = (2j + 1) B (j < 64): ge_bi8 of ge_table.h;",
-           " * ge64_comb[i][j] = (j + 1) 2^(2 GE64_COMB_W i) B (i < GE64_COMB_ROWS,",
+           " * ge64_comb[i][j] = (j + 1) 2^(GE64_COMB_PASSES GE64_COMB_W i) B (i <",
+           " * GE64_COMB_ROWS,",
            " * j < GE64_COMB_N): the fixed-base comb of ge64_scalarmult_base;",
            " * as ge64_precomp (y + x, y - x, 2dxy), canonical radix-2^64 limbs,",
            " * 32-byte aligned (the AVX2 scan reads whole entries). */",
@@ -114,6 +117,7 @@ def ge64_table(B):
            '#include "ge64.h"',
            "",
            "#define GE64_COMB_W %d" % COMB_W,
+           "#define GE64_COMB_PASSES %d" % COMB_PASSES,
            "#define GE64_COMB_DIGITS %d" % COMB_DIGITS,
            "#define GE64_COMB_ROWS %d" % COMB_ROWS,
            "#define GE64_COMB_N %d" % n,
@@ -135,7 +139,7 @@ def ge64_table(B):
             out.append(precomp64_literal(q, 2) + ",")
             q = add(q, row_base)
         out.append("\t},")
-        for _ in range(2 * COMB_W):
+        for _ in range(COMB_PASSES * COMB_W):
             row_base = add(row_base, row_base)
     out.append("};")
     out.append("")

@@ -508,7 +508,7 @@ static void precomp64_to_51(ge_precomp *r, const ge64_precomp *t)
 
 /* The comb's scans (the C twin and, when this build and CPU have it, the
  * AVX2 routine): every row, every digit b in [-N, N], the same bytes from
- * both, and the point is [b 2^(2 W row)]B by libsodium (the identity for
+ * both, and the point is [b 2^(P W row)]B by libsodium (the identity for
  * b = 0). */
 static void test_ge64_comb_scan(void **state)
 {
@@ -516,7 +516,7 @@ static void test_ge64_comb_scan(void **state)
 	const int n = GE64_COMB_N;
 	assert_true(sodium_init() >= 0);
 	assert_int_equal(n, 1 << (GE64_COMB_W - 1));
-	assert_int_equal(GE64_COMB_ROWS, (GE64_COMB_DIGITS + 1) / 2);
+	assert_int_equal(GE64_COMB_ROWS, (GE64_COMB_DIGITS + GE64_COMB_PASSES - 1) / GE64_COMB_PASSES);
 	assert_true(GE64_COMB_W * GE64_COMB_DIGITS >= 256);
 	print_message("# AVX2 scan %s\n", avx2 != NULL ? "tested" : "not in this build or CPU");
 	for (int row = 0; row < GE64_COMB_ROWS; row++)
@@ -540,9 +540,9 @@ static void test_ge64_comb_scan(void **state)
 			ge_p3_0(&I);
 			ge_madd(&r, &I, &t51);
 			p1p1_to_bytes(got, &r);
-			/* k = |b| 2^(2 W row) mod L (the last rows pass 2^255) */
+			/* k = |b| 2^(P W row) mod L (the last rows pass 2^255) */
 			uint8_t wide[64] = { 0 };
-			unsigned bit = 2u * GE64_COMB_W * (unsigned)row;
+			unsigned bit = (unsigned)(GE64_COMB_PASSES * GE64_COMB_W * row);
 			unsigned v = (unsigned)(b < 0 ? -b : b) << (bit % 8);
 			wide[bit / 8] = (uint8_t)v;
 			wide[bit / 8 + 1] = (uint8_t)(v >> 8);

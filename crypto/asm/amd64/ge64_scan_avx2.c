@@ -39,9 +39,9 @@ __attribute__((target("avx2"))) void ge64_scan_avx2(ge64_precomp *t, const ge64_
 	for (uint64_t j = 0; j < n; j++) {
 		const __m256i *e = (const __m256i *)(const void *)&row[j];
 		__m256i hit = _mm256_cmpeq_epi64(rank, want);
-		vp = _mm256_or_si256(vp, _mm256_and_si256(hit, _mm256_loadu_si256(e)));
-		vm = _mm256_or_si256(vm, _mm256_and_si256(hit, _mm256_loadu_si256(e + 1)));
-		vd = _mm256_or_si256(vd, _mm256_and_si256(hit, _mm256_loadu_si256(e + 2)));
+		vp = _mm256_blendv_epi8(vp, _mm256_loadu_si256(e), hit);
+		vm = _mm256_blendv_epi8(vm, _mm256_loadu_si256(e + 1), hit);
+		vd = _mm256_blendv_epi8(vd, _mm256_loadu_si256(e + 2), hit);
 		rank = _mm256_add_epi64(rank, one);
 	}
 	uint64_t p[4], m[4];
