@@ -12,8 +12,14 @@
  * Answers are only appended here; conn_flush_all() writes them once per
  * loop iteration (server.h), after the audit lines they account for.
  * Fairness: one connection runs at most CONN_FRAMES_PER_TURN frames per
- * turn; then it stops reading and the server's idle handle gives it its
- * next turn after the other connections had theirs.
+ * turn, and all connections together at most SERVER_FRAMES_PER_PHASE in
+ * one phase of the loop (the idle phase, which runs the connections
+ * waiting for a turn, and the poll phase, which runs the ones that have
+ * new bytes: the budget is renewed before each). A connection out of turn
+ * or budget stops reading and joins the server's FIFO of waiting
+ * connections (s->resume_head), run by the idle handle in the next loop
+ * iteration: under a backlog, a new client waits for about two phases'
+ * worth of frames, not for the whole backlog.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -361,24 +367,44 @@ static bool conn_may_take(Conn *c)
 	return true;
 }
 
+/* to the end of the server's FIFO of connections waiting for a turn */
+static void conn_wait_turn(Conn *c)
+{
+	Server *s = c->server;
+
+	if (c->resume)
+		return;
+	c->resume = true;
+	c->n_refs++;
+	c->resume_next = NULL;
+	if (s->resume_head)
+		s->resume_tail->resume_next = c;
+	else
+		s->resume_head = c;
+	s->resume_tail = c;
+	uv_idle_start(&s->resume, conn_on_resume);
+}
+
 void conn_process(Conn *c)
 {
 	Server *s = c->server;
 	unsigned n = 0;
+
+	if (c->resume)
+		return; /* it waits for its turn (conn_on_resume) */
 
 	while (!c->closing && !c->close_after_write && !s->shutting_down && conn_may_take(c)) {
 		const uint8_t *frame;
 		size_t len;
 		int k;
 
-		if (n == CONN_FRAMES_PER_TURN) {
+		if (n == CONN_FRAMES_PER_TURN || s->budget == 0) {
 			/* its turn is over: the others run first */
 			if (c->reading) {
 				uv_read_stop((uv_stream_t *)&c->pipe);
 				c->reading = false;
 			}
-			c->resume = true;
-			uv_idle_start(&s->resume, conn_on_resume);
+			conn_wait_turn(c);
 			return;
 		}
 		k = proto_reader_next(c->reader, &frame, &len);
@@ -390,6 +416,7 @@ void conn_process(Conn *c)
 		}
 		handler_dispatch(c, frame, len);
 		n++;
+		s->budget--;
 	}
 	if (c->closing || c->close_after_write)
 		return;
@@ -419,21 +446,41 @@ void conn_process(Conn *c)
 	}
 }
 
-/* the server's idle handle: the connections that used up their turn get
- * the next one (conn_process starts the handle again if one uses it up
- * again; while it is active the loop polls without blocking) */
+/* the server's idle handle: the connections waiting for a turn, in order,
+ * with a new budget (one that runs out of it joins the end again; while
+ * the handle is active the loop polls without blocking) */
 static void conn_on_resume(uv_idle_t *h)
 {
 	Server *s = h->data;
+	Conn *list = s->resume_head;
 
 	uv_idle_stop(h);
-	for (Conn *c = s->conns, *next; c; c = next) {
-		next = c->next;
-		if (!c->resume)
-			continue;
+	s->resume_head = s->resume_tail = NULL;
+	s->budget = SERVER_FRAMES_PER_PHASE;
+	while (list) {
+		Conn *c = list;
+
+		list = c->resume_next;
+		c->resume_next = NULL;
 		c->resume = false;
-		conn_process(c);
+		if (!c->closing)
+			conn_process(c);
+		conn_unref(c);
 	}
+}
+
+void conn_release_all(Server *s)
+{
+	conn_flush_all(s);
+	while (s->resume_head) {
+		Conn *c = s->resume_head;
+
+		s->resume_head = c->resume_next;
+		c->resume_next = NULL;
+		c->resume = false;
+		conn_unref(c);
+	}
+	s->resume_tail = NULL;
 }
 
 void conn_start(Conn *c)

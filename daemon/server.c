@@ -31,7 +31,10 @@ static void server_on_tick(uv_timer_t *t);
  * then the answers (conn_flush_all) */
 static void server_on_flush_prepare(uv_prepare_t *h)
 {
-	conn_flush_all(h->data);
+	Server *s = h->data;
+
+	conn_flush_all(s);
+	s->budget = SERVER_FRAMES_PER_PHASE; /* for the poll phase (conn.c) */
 }
 
 static void server_on_flush_check(uv_check_t *h)
@@ -55,6 +58,7 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	uv_check_init(loop, &s->flush_check);
 	uv_idle_init(loop, &s->resume);
 	s->flush_prepare.data = s->flush_check.data = s->resume.data = s;
+	s->budget = SERVER_FRAMES_PER_PHASE;
 	uv_prepare_start(&s->flush_prepare, server_on_flush_prepare);
 	uv_check_start(&s->flush_check, server_on_flush_check);
 	/* neither keeps the loop running on its own */
@@ -401,7 +405,7 @@ static void server_close_all(Server *s)
 	conn_flush_all(s); /* what can still be written */
 	while (s->conns)
 		conn_close(s->conns);
-	conn_flush_all(s); /* drop the closed connections' references */
+	conn_release_all(s); /* drop the closed connections' references */
 	audit_flush();
 	agent_close(s->agent);
 	if (s->listening) {

@@ -44,6 +44,8 @@ struct Agent;
 /* frames one connection may run per loop turn before the others get theirs
  * (the rest wait in its reader, and it stops reading meanwhile) */
 #define CONN_FRAMES_PER_TURN 64
+/* frames all connections together run in one phase of the loop (conn.c) */
+#define SERVER_FRAMES_PER_PHASE 256
 
 #define CONN_WRITE_HIGH (1u << 20)
 #define CONN_WRITE_LOW (256u << 10)
@@ -66,7 +68,8 @@ struct Conn {
 	bool reading;
 	bool closing;
 	bool dirty;            /* on server->dirty: answers to write this iteration */
-	bool resume;           /* used up its turn: server->resume runs it again */
+	bool resume;           /* waits for a turn on server->resume_head (holds a ref) */
+	Conn *resume_next;
 	Conn *dirty_next;
 	bool close_after_write;/* a final error was queued */
 	uid_t uid;
@@ -100,6 +103,8 @@ struct Server {
 	uv_check_t flush_check;     /* and after */
 	uv_idle_t resume;      /* connections that used up their turn (conn.c) */
 	Conn *dirty;           /* connections with answers to write (each holds a ref) */
+	Conn *resume_head, *resume_tail; /* waiting for a turn, oldest first (each holds a ref) */
+	unsigned budget;       /* frames left in this phase of the loop (conn.c) */
 	Config config;
 	const char *config_path; /* NULL: defaults only */
 	Keystore keystore;
@@ -160,6 +165,8 @@ void conn_process(Conn *c);
 bool conn_idle(const Conn *c);
 /* write the audit lines, then every dirty connection's answers */
 void conn_flush_all(Server *s);
+/* at exit: flush, then drop the references the dirty and waiting lists hold */
+void conn_release_all(Server *s);
 
 
 /* handler.c */
