@@ -183,31 +183,33 @@ SIGIL_FUNC(fe64_sq_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -307,31 +309,33 @@ SIGIL_FUNC(fe64_sq_n_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -387,31 +391,33 @@ SIGIL_FUNC(fe64_sq_n_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 0]           /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 16]          /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 24]          /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -612,31 +618,33 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 184]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -691,31 +699,33 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 192]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 200]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 208]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 216]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -1002,31 +1012,33 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 472]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -1106,31 +1118,33 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 472]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -1549,80 +1563,118 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rsp - 8], rax           /* swap = bit */
 	xor	rbx, rax
 	neg	rbx                                /* mask: all ones or 0 */
-	/* (x2, x3) = mask ? (x3, x2) : (x2, x3), limb by limb: x = mask & (x2 ^ x3) */
-	mov	r8, qword ptr [rdi + 32]
-	mov	r9, qword ptr [rdi + 96]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 32], r8
-	mov	qword ptr [rdi + 96], r9
-	mov	r8, qword ptr [rdi + 40]
+
+	/* ---- swap (x2, x3) and (z2, z3) by the mask; C = x3 + z3, D = x3 - z3 ---- */
+	mov	qword ptr [rsp - 16], rsi          /* w, reloaded below */
+	/* limb by limb, x = mask & (p ^ p2); p ^= x (kept in r8..r11), p2 ^= x (stored) */
+	mov	r8, qword ptr [rdi + 96]
+	mov	rax, qword ptr [rdi + 32]
+	mov	rdx, r8
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r8, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 32], rax
 	mov	r9, qword ptr [rdi + 104]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 40], r8
-	mov	qword ptr [rdi + 104], r9
-	mov	r8, qword ptr [rdi + 48]
-	mov	r9, qword ptr [rdi + 112]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 48], r8
-	mov	qword ptr [rdi + 112], r9
-	mov	r8, qword ptr [rdi + 56]
-	mov	r9, qword ptr [rdi + 120]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 56], r8
-	mov	qword ptr [rdi + 120], r9
-	/* (z2, z3) = mask ? (z3, z2) : (z2, z3), limb by limb: x = mask & (z2 ^ z3) */
-	mov	r8, qword ptr [rdi + 64]
-	mov	r9, qword ptr [rdi + 128]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 64], r8
-	mov	qword ptr [rdi + 128], r9
-	mov	r8, qword ptr [rdi + 72]
-	mov	r9, qword ptr [rdi + 136]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 72], r8
-	mov	qword ptr [rdi + 136], r9
-	mov	r8, qword ptr [rdi + 80]
-	mov	r9, qword ptr [rdi + 144]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 80], r8
-	mov	qword ptr [rdi + 144], r9
-	mov	r8, qword ptr [rdi + 88]
-	mov	r9, qword ptr [rdi + 152]
-	mov	r10, r8
-	xor	r10, r9
-	and	r10, rbx
-	xor	r8, r10
-	xor	r9, r10
-	mov	qword ptr [rdi + 88], r8
-	mov	qword ptr [rdi + 152], r9
+	mov	rax, qword ptr [rdi + 40]
+	mov	rdx, r9
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r9, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 40], rax
+	mov	r10, qword ptr [rdi + 112]
+	mov	rax, qword ptr [rdi + 48]
+	mov	rdx, r10
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r10, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 48], rax
+	mov	r11, qword ptr [rdi + 120]
+	mov	rax, qword ptr [rdi + 56]
+	mov	rdx, r11
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r11, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 56], rax
+	/* limb by limb, x = mask & (q ^ q2); q ^= x (kept in r12..r15), q2 ^= x (stored) */
+	mov	r12, qword ptr [rdi + 128]
+	mov	rax, qword ptr [rdi + 64]
+	mov	rdx, r12
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r12, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 64], rax
+	mov	r13, qword ptr [rdi + 136]
+	mov	rax, qword ptr [rdi + 72]
+	mov	rdx, r13
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r13, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 72], rax
+	mov	r14, qword ptr [rdi + 144]
+	mov	rax, qword ptr [rdi + 80]
+	mov	rdx, r14
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r14, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 80], rax
+	mov	r15, qword ptr [rdi + 152]
+	mov	rax, qword ptr [rdi + 88]
+	mov	rdx, r15
+	xor	rdx, rax
+	and	rdx, rbx
+	xor	r15, rdx
+	xor	rax, rdx
+	mov	qword ptr [rdi + 88], rax
+	/* (s, c) = p + q in r8..r11, (d, b) = p - q in rax, rbx, rdx, rsi */
+	mov	rax, r8
+	mov	rbx, r9
+	mov	rdx, r10
+	mov	rsi, r11
+	add	r8, r12
+	adc	r9, r13
+	adc	r10, r14
+	adc	r11, r15
+	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
+	sbb	rbp, rbp                           /* rbp = -c */
+	and	rbp, 38                            /* rbp = 38 c */
+	add	r8, rbp
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rbp, rbp                           /* rbp = -c' */
+	and	rbp, 38                            /* rbp = 38 c' */
+	add	r8, rbp
+	mov	qword ptr [rdi + 224], r8
+	mov	qword ptr [rdi + 232], r9
+	mov	qword ptr [rdi + 240], r10
+	mov	qword ptr [rdi + 248], r11
+	sub	rax, r12
+	sbb	rbx, r13
+	sbb	rdx, r14
+	sbb	rsi, r15
+	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
+	sbb	rbp, rbp                           /* rbp = -b */
+	and	rbp, 38                            /* rbp = 38 b */
+	sub	rax, rbp
+	sbb	rbx, 0
+	sbb	rdx, 0
+	sbb	rsi, 0
+	sbb	rbp, rbp                           /* rbp = -b' */
+	and	rbp, 38                            /* rbp = 38 b' */
+	sub	rax, rbp
+	mov	qword ptr [rdi + 256], rax
+	mov	qword ptr [rdi + 264], rbx
+	mov	qword ptr [rdi + 272], rdx
+	mov	qword ptr [rdi + 280], rsi
+	xor	ebp, ebp                           /* zero register again */
+	mov	rsi, qword ptr [rsp - 16]          /* w */
 
 	/* ---- A = x2 + z2, B = x2 - z2 ---- */
 	/* (s, c) = f + g and (d, b) = f - g, from one load of f */
@@ -1671,53 +1723,6 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 208], r14
 	mov	qword ptr [rdi + 216], r15
 
-	/* ---- C = x3 + z3, D = x3 - z3 ---- */
-	/* (s, c) = f + g and (d, b) = f - g, from one load of f */
-	mov	r8, qword ptr [rdi + 96]
-	mov	r9, qword ptr [rdi + 104]
-	mov	r10, qword ptr [rdi + 112]
-	mov	r11, qword ptr [rdi + 120]
-	mov	r12, r8
-	mov	r13, r9
-	mov	r14, r10
-	mov	r15, r11
-	add	r8, qword ptr [rdi + 128]
-	adc	r9, qword ptr [rdi + 136]
-	adc	r10, qword ptr [rdi + 144]
-	adc	r11, qword ptr [rdi + 152]
-	sbb	rax, rax                           /* rax = -c */
-	sub	r12, qword ptr [rdi + 128]
-	sbb	r13, qword ptr [rdi + 136]
-	sbb	r14, qword ptr [rdi + 144]
-	sbb	r15, qword ptr [rdi + 152]
-	sbb	rbx, rbx                           /* rbx = -b */
-	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
-	and	rax, 38                            /* rax = 38 c */
-	add	r8, rax
-	adc	r9, 0
-	adc	r10, 0
-	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	mov	qword ptr [rdi + 224], r8
-	mov	qword ptr [rdi + 232], r9
-	mov	qword ptr [rdi + 240], r10
-	mov	qword ptr [rdi + 248], r11
-	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
-	and	rbx, 38                            /* rbx = 38 b */
-	sub	r12, rbx
-	sbb	r13, 0
-	sbb	r14, 0
-	sbb	r15, 0
-	sbb	rbx, rbx                           /* rbx = -b' */
-	and	rbx, 38                            /* rbx = 38 b' */
-	sub	r12, rbx
-	mov	qword ptr [rdi + 256], r12
-	mov	qword ptr [rdi + 264], r13
-	mov	qword ptr [rdi + 272], r14
-	mov	qword ptr [rdi + 280], r15
-
 	/* ---- AA = A^2 ---- */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
 	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
@@ -1740,31 +1745,33 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 184]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -1910,31 +1917,33 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 192]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 200]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 208]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 216]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -2058,6 +2067,53 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 400], r10
 	mov	qword ptr [rdi + 408], r11
 
+	/* ---- c = DA + CB, d = DA - CB ---- */
+	/* (s, c) = f + g and (d, b) = f - g, from one load of f */
+	mov	r8, qword ptr [rdi + 384]
+	mov	r9, qword ptr [rdi + 392]
+	mov	r10, qword ptr [rdi + 400]
+	mov	r11, qword ptr [rdi + 408]
+	mov	r12, r8
+	mov	r13, r9
+	mov	r14, r10
+	mov	r15, r11
+	add	r8, qword ptr [rdi + 416]
+	adc	r9, qword ptr [rdi + 424]
+	adc	r10, qword ptr [rdi + 432]
+	adc	r11, qword ptr [rdi + 440]
+	sbb	rax, rax                           /* rax = -c */
+	sub	r12, qword ptr [rdi + 416]
+	sbb	r13, qword ptr [rdi + 424]
+	sbb	r14, qword ptr [rdi + 432]
+	sbb	r15, qword ptr [rdi + 440]
+	sbb	rbx, rbx                           /* rbx = -b */
+	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
+	and	rax, 38                            /* rax = 38 c */
+	add	r8, rax
+	adc	r9, 0
+	adc	r10, 0
+	adc	r11, 0
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	mov	qword ptr [rdi + 224], r8
+	mov	qword ptr [rdi + 232], r9
+	mov	qword ptr [rdi + 240], r10
+	mov	qword ptr [rdi + 248], r11
+	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
+	and	rbx, 38                            /* rbx = 38 b */
+	sub	r12, rbx
+	sbb	r13, 0
+	sbb	r14, 0
+	sbb	r15, 0
+	sbb	rbx, rbx                           /* rbx = -b' */
+	and	rbx, 38                            /* rbx = 38 b' */
+	sub	r12, rbx
+	mov	qword ptr [rdi + 256], r12
+	mov	qword ptr [rdi + 264], r13
+	mov	qword ptr [rdi + 272], r14
+	mov	qword ptr [rdi + 280], r15
+
 	/* ---- x2 = AA BB ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rdi + 288]         /* rdx = f0 */
@@ -2148,53 +2204,6 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 40], r9
 	mov	qword ptr [rdi + 48], r10
 	mov	qword ptr [rdi + 56], r11
-
-	/* ---- c = DA + CB, d = DA - CB ---- */
-	/* (s, c) = f + g and (d, b) = f - g, from one load of f */
-	mov	r8, qword ptr [rdi + 384]
-	mov	r9, qword ptr [rdi + 392]
-	mov	r10, qword ptr [rdi + 400]
-	mov	r11, qword ptr [rdi + 408]
-	mov	r12, r8
-	mov	r13, r9
-	mov	r14, r10
-	mov	r15, r11
-	add	r8, qword ptr [rdi + 416]
-	adc	r9, qword ptr [rdi + 424]
-	adc	r10, qword ptr [rdi + 432]
-	adc	r11, qword ptr [rdi + 440]
-	sbb	rax, rax                           /* rax = -c */
-	sub	r12, qword ptr [rdi + 416]
-	sbb	r13, qword ptr [rdi + 424]
-	sbb	r14, qword ptr [rdi + 432]
-	sbb	r15, qword ptr [rdi + 440]
-	sbb	rbx, rbx                           /* rbx = -b */
-	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
-	and	rax, 38                            /* rax = 38 c */
-	add	r8, rax
-	adc	r9, 0
-	adc	r10, 0
-	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	mov	qword ptr [rdi + 224], r8
-	mov	qword ptr [rdi + 232], r9
-	mov	qword ptr [rdi + 240], r10
-	mov	qword ptr [rdi + 248], r11
-	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
-	and	rbx, 38                            /* rbx = 38 b */
-	sub	r12, rbx
-	sbb	r13, 0
-	sbb	r14, 0
-	sbb	r15, 0
-	sbb	rbx, rbx                           /* rbx = -b' */
-	and	rbx, 38                            /* rbx = 38 b' */
-	sub	r12, rbx
-	mov	qword ptr [rdi + 256], r12
-	mov	qword ptr [rdi + 264], r13
-	mov	qword ptr [rdi + 272], r14
-	mov	qword ptr [rdi + 280], r15
 
 	/* ---- t = 121666 AA - 121665 BB = BB + 121666 E ---- */
 	/* X = 121666 AA in r8..r12 */
@@ -2382,31 +2391,33 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rdi + 280]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -2438,6 +2449,87 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 392], r9
 	mov	qword ptr [rdi + 400], r10
 	mov	qword ptr [rdi + 408], r11
+
+	/* ---- x3 = (DA + CB)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
+	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
 
 	/* ---- z3 = x1 (DA - CB)^2 ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
@@ -2529,85 +2621,6 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 136], r9
 	mov	qword ptr [rdi + 144], r10
 	mov	qword ptr [rdi + 152], r11
-
-	/* ---- x3 = (DA + CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
-	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
-	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
-	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
-	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 96], r8
-	mov	qword ptr [rdi + 104], r9
-	mov	qword ptr [rdi + 112], r10
-	mov	qword ptr [rdi + 120], r11
 
 	dec	rcx
 	jnz	1b                                 /* public count */
@@ -3402,31 +3415,33 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rsi + 24]          /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -3481,31 +3496,33 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rsi + 32]          /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rsi + 56]          /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -3560,31 +3577,33 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rsi + 64]          /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rsi + 88]          /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
@@ -3689,31 +3708,33 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	adc	r12, rbx                           /* t4 += hi + carry */
 	adc	r13, rbp                           /* t5 += carry */
 	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c: t1..t6 doubled, t7 = the bit shifted out */
-	xor	r15d, r15d                         /* t7 = 0 */
-	add	r9, r9
-	adc	r10, r10
-	adc	r11, r11
-	adc	r12, r12
-	adc	r13, r13
-	adc	r14, r14
-	adc	r15, r15
-	/* t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
 	mov	rdx, qword ptr [rsp + 96]          /* rdx = f0 */
-	mulx	rax, r8, rdx                      /* hi:t0 = f0^2 */
-	add	r9, rax                            /* t1 += hi */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
 	mov	rdx, qword ptr [rsp + 104]         /* rdx = f1 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adc	r10, rax                           /* t2 += lo + carry */
-	adc	r11, rbx                           /* t3 += hi + carry */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
 	mov	rdx, qword ptr [rsp + 112]         /* rdx = f2 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adc	r12, rax                           /* t4 += lo + carry */
-	adc	r13, rbx                           /* t5 += hi + carry */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
 	mov	rdx, qword ptr [rsp + 120]         /* rdx = f3 */
 	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adc	r14, rax                           /* t6 += lo + carry */
-	adc	r15, rbx                           /* t7 += hi + carry */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */

@@ -203,20 +203,23 @@ def sq_body(o, h, f):
     o.ins("adc", "r12, rbx", comment="t4 += hi + carry")
     o.ins("adc", "r13, rbp", comment="t5 += carry")
     o.ins("adc", "r14, rbp", comment="t6 += carry (c < 2^448: no carry out)")
-    o.note("t = 2 c: t1..t6 doubled, t7 = the bit shifted out")
-    o.ins("xor", "r15d, r15d", comment="t7 = 0")
-    o.ins("add", "r9, r9")
-    for r in ["r10", "r11", "r12", "r13", "r14", "r15"]:
-        o.ins("adc", r + ", " + r)
-    o.note("t += f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 (one carry chain)")
+    o.note("t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry")
+    o.note("chains: limb k doubled on CF (adcx tk, tk), then the square limb added")
+    o.note("on OF; t7 = 0 + the bit shifted out + the top square limb. Both final")
+    o.note("carries are 0 (the sum is f^2 < 2^512).")
     o.ins("mov", "rdx, " + f(0), comment="rdx = f0")
-    o.ins("mulx", "rax, r8, rdx", comment="hi:t0 = f0^2")
-    o.ins("add", "r9, rax", comment="t1 += hi")
+    o.ins("mulx", "rbx, r8, rdx", comment="rbx:t0 = f0^2")
+    o.ins("xor", "r15d, r15d", comment="t7 = 0; CF = OF = 0")
+    o.ins("adcx", "r9, r9", comment="t1 = 2 c1")
+    o.ins("adox", "r9, rbx", comment="t1 += hi f0^2")
     for i in range(1, 4):
         o.ins("mov", "rdx, " + f(i), comment="rdx = f%d" % i)
         o.ins("mulx", "rbx, rax, rdx", comment="hi:lo = f%d^2" % i)
-        o.ins("adc", T[2 * i] + ", rax", comment="t%d += lo + carry" % (2 * i))
-        o.ins("adc", T[2 * i + 1] + ", rbx", comment="t%d += hi + carry" % (2 * i + 1))
+        lo, hi = T[2 * i], T[2 * i + 1]
+        o.ins("adcx", "%s, %s" % (lo, lo), comment="t%d = 2 c%d + CF" % (2 * i, 2 * i))
+        o.ins("adox", lo + ", rax", comment="t%d += lo + OF" % (2 * i))
+        o.ins("adcx", "%s, %s" % (hi, hi), comment="t%d = 2 c%d + CF" % (2 * i + 1, 2 * i + 1))
+        o.ins("adox", hi + ", rbx", comment="t%d += hi + OF" % (2 * i + 1))
     reduce_and_store(o, h)
 
 
@@ -436,6 +439,63 @@ def addsub_body(o, hs, hd, f, g):
         o.ins("mov", hd(i) + ", " + T[4 + i])
 
 
+def swap_addsub_body(o, hs, hd, p, q, p2, q2, mask, wslot):
+    """The conditional swap of (p, p2) and (q, q2) by mask (a register, all
+    ones or 0), then hs = p + q and hd = p - q of the swapped p, q (as
+    addsub_body); the swapped p2 and q2 are stored back, the swapped p and q
+    (dead after this step) are not. Uses rax, rbx, rdx, rsi, r8..r15 and rbp
+    (zeroed again at the end); rsi (w) is saved at wslot and reloaded."""
+    o.ins("mov", wslot + ", rsi", comment="w, reloaded below")
+    for regs, a, b, na, nb in (("r8 r9 r10 r11", p, p2, "p", "p2"),
+                               ("r12 r13 r14 r15", q, q2, "q", "q2")):
+        regs = regs.split()
+        o.note("limb by limb, x = mask & (%s ^ %s); %s ^= x (kept in %s..%s), %s ^= x (stored)"
+               % (na, nb, na, regs[0], regs[3], nb))
+        for i in range(4):
+            o.ins("mov", regs[i] + ", " + a(i))
+            o.ins("mov", "rax, " + b(i))
+            o.ins("mov", "rdx, " + regs[i])
+            o.ins("xor", "rdx, rax")
+            o.ins("and", "rdx, " + mask)
+            o.ins("xor", regs[i] + ", rdx")
+            o.ins("xor", "rax, rdx")
+            o.ins("mov", b(i) + ", rax")
+    o.note("(s, c) = p + q in r8..r11, (d, b) = p - q in rax, rbx, rdx, rsi")
+    D = ["rax", "rbx", "rdx", "rsi"]
+    for i in range(4):
+        o.ins("mov", D[i] + ", " + T[i])
+    o.ins("add", "r8, r12")
+    for i in range(1, 4):
+        o.ins("adc", T[i] + ", " + T[4 + i])
+    o.note("s = s + 38 c, carry c'; s0 + 38 c' (as add_body)")
+    o.ins("sbb", "rbp, rbp", comment="rbp = -c")
+    o.ins("and", "rbp, 38", comment="rbp = 38 c")
+    o.ins("add", "r8, rbp")
+    for i in range(1, 4):
+        o.ins("adc", T[i] + ", 0")
+    o.ins("sbb", "rbp, rbp", comment="rbp = -c'")
+    o.ins("and", "rbp, 38", comment="rbp = 38 c'")
+    o.ins("add", "r8, rbp")
+    for i in range(4):
+        o.ins("mov", hs(i) + ", " + T[i])
+    o.ins("sub", "rax, r12")
+    for i in range(1, 4):
+        o.ins("sbb", D[i] + ", " + T[4 + i])
+    o.note("d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body)")
+    o.ins("sbb", "rbp, rbp", comment="rbp = -b")
+    o.ins("and", "rbp, 38", comment="rbp = 38 b")
+    o.ins("sub", "rax, rbp")
+    for i in range(1, 4):
+        o.ins("sbb", D[i] + ", 0")
+    o.ins("sbb", "rbp, rbp", comment="rbp = -b'")
+    o.ins("and", "rbp, 38", comment="rbp = 38 b'")
+    o.ins("sub", "rax, rbp")
+    for i in range(4):
+        o.ins("mov", hd(i) + ", " + D[i])
+    o.ins("xor", "ebp, ebp", comment="zero register again")
+    o.ins("mov", "rsi, " + wslot, comment="w")
+
+
 def gen_ladder_bits(o):
     name = "fe64_ladder_bits_adx"
     o.note("uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n,")
@@ -452,6 +512,7 @@ def gen_ladder_bits(o):
     prologue(o, name)
     F = {n: arg("rdi", 32 * i) for i, n in enumerate(LADDER_FIELDS)}
     SWAP = "qword ptr [rsp - 8]"
+    WSLOT = "qword ptr [rsp - 16]"
     o.ins("mov", SWAP + ", rcx", comment="swap (0 or 1)")
     o.ins("mov", "rcx, rdx", comment="n")
     o.lines.append("1:")
@@ -463,39 +524,28 @@ def gen_ladder_bits(o):
     o.ins("mov", SWAP + ", rax", comment="swap = bit")
     o.ins("xor", "rbx, rax")
     o.ins("neg", "rbx", comment="mask: all ones or 0")
-    for p, q in (("x2", "x3"), ("z2", "z3")):
-        o.note("(%s, %s) = mask ? (%s, %s) : (%s, %s), limb by limb: "
-               "x = mask & (%s ^ %s)" % (p, q, q, p, p, q, p, q))
-        for i in range(4):
-            o.ins("mov", "r8, " + F[p](i))
-            o.ins("mov", "r9, " + F[q](i))
-            o.ins("mov", "r10, r8")
-            o.ins("xor", "r10, r9")
-            o.ins("and", "r10, rbx")
-            o.ins("xor", "r8, r10")
-            o.ins("xor", "r9, r10")
-            o.ins("mov", F[p](i) + ", r8")
-            o.ins("mov", F[q](i) + ", r9")
     # The step of gen_ladder_step, but t = BB + 121666 E computed as
     # 121666 AA - 121665 BB (a24_body) beside E instead of after it; the
     # order is the fastest of a search over the orders the dependencies
     # allow (on AMD Zen 4; the out-of-order core overlaps neighbours). Slots
     # reused once dead: c = DA + CB, d = DA - CB, da = (DA - CB)^2.
     steps = [
+        ("swap (x2, x3) and (z2, z3) by the mask; C = x3 + z3, D = x3 - z3",
+         lambda o, c, d, x3, z3, x2, z2: swap_addsub_body(o, c, d, x3, z3, x2, z2, "rbx", WSLOT),
+         "c", "d", "x3", "z3", "x2", "z2"),
         ("A = x2 + z2, B = x2 - z2", addsub_body, "a", "b", "x2", "z2"),
-        ("C = x3 + z3, D = x3 - z3", addsub_body, "c", "d", "x3", "z3"),
         ("AA = A^2", sq_body, "aa", "a"),
         ("CB = C B", mul_body, "cb", "c", "b"),
         ("BB = B^2", sq_body, "bb", "b"),
         ("DA = D A", mul_body, "da", "d", "a"),
-        ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
         ("c = DA + CB, d = DA - CB", addsub_body, "c", "d", "da", "cb"),
+        ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
         ("t = 121666 AA - 121665 BB = BB + 121666 E", a24_body, "t", "aa", "bb"),
         ("E = AA - BB", sub_body, "e", "aa", "bb"),
         ("z2 = E (BB + 121666 E) = E (AA + a24 E)", mul_body, "z2", "t", "e"),
         ("da = (DA - CB)^2", sq_body, "da", "d"),
-        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "da", "x1"),
         ("x3 = (DA + CB)^2", sq_body, "x3", "c"),
+        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "da", "x1"),
     ]
     for step in steps:
         text, body, args = step[0], step[1], step[2:]
