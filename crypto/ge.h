@@ -110,7 +110,11 @@ int ge_p3_is_identity(const ge_p3 *p);
 /* 1 if p and q are the same point (X1 Z2 = X2 Z1 and Y1 Z2 = Y2 Z1). */
 int ge_p3_equal(const ge_p3 *p, const ge_p3 *q);
 
-/* h = a B. a[31] <= 127 (any clamped or reduced scalar). Constant time:
+/* h = a B. a[31] <= 127 (any clamped or reduced scalar). Constant time.
+ * Where ge64_ops_asm() finds point assembly (amd64 with ADX, arm64):
+ * ge64_scalarmult_base, signed radix-2^6 digits over the comb table of
+ * ge64_table.h (43 rows of 32 points, every entry of a row read for every
+ * digit by ge64_scan_avx2 or its C twin ge64_scan_generic). Elsewhere:
  * signed radix-16 windows over the table of ge_table.h, every entry read
  * for every window (ge_precomp_select). */
 void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32]);
