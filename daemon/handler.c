@@ -3,11 +3,12 @@
  * handler.c - dispatch of decoded requests
  *
  * Cheap methods (hello, status, key.list, key.public, key.delete, lock)
- * and the short private-key and verify operations (sign, dh, verify: 12-35
+ * and the short private-key and verify operations (sign, dh, verify: 9-35
  * us of CPU) are answered at once on the loop thread: handing a request of
  * that size to a pool thread and back costs more than the request (two
  * thread wake-ups; docs/throughput.md). They are decoded in place in the
- * connection's read buffer into a Request on the stack: no allocation.
+ * connection's read buffer into a Request on the stack: no allocation or
+ * copy here (msgpack-c's unpacker still takes a zone in proto_request_decode).
  * verify_batch, key.generate, key.import, unlock and rekey (Argon2id,
  * 0.1-0.5 s) run on the libuv thread pool, so nothing waits behind them
  * (but requests that need the keystore wait for unlock and rekey: park()).
