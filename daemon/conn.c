@@ -398,7 +398,7 @@ void conn_process(Conn *c)
 		size_t len;
 		int k;
 
-		if (n == CONN_FRAMES_PER_TURN || s->budget == 0) {
+		if ((n == CONN_FRAMES_PER_TURN || s->budget == 0) && proto_reader_partial(c->reader)) {
 			/* its turn is over: the others run first */
 			if (c->reading) {
 				uv_read_stop((uv_stream_t *)&c->pipe);
