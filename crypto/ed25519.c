@@ -374,7 +374,9 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
  * the chunk that reaches the equation: pk || sig || k), k = the item's
  * challenge SHA-512(R || A || M) mod L (it binds M); the z of the j-th
  * item of the chunk (counting every item) is bytes 16 (j mod 4) .. 16 (j
- * mod 4) + 15 of SHA-512(seed || j / 4 (8 bytes LE)). A signer cannot
+ * mod 4) + 15 of SHA-512(seed || j / 4 (8 bytes LE)). Items with the same
+ * public key (the same 32 bytes) share its point in the equation: their
+ * z_i k_i are summed mod L. A signer cannot
  * choose its signatures after seeing the z_i, since every z_i depends on
  * every signature of the equation it enters. */
 #define BATCH_CHUNK (MSM_MAX / 2)
@@ -397,6 +399,8 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 	uint8_t seed[64], h[64], idx[72];
 	sigil_sha512_ctx c;
 	int ne = 0, np = 0;
+	const uint8_t *akey[BATCH_CHUNK]; /* the distinct keys, and their points' index */
+	int apos[BATCH_CHUNK], na = 0;
 
 	/* the items that reach the equation: S < L, then A and R decoded */
 	for (size_t j = 0; j < cnt; j++) {
@@ -449,11 +453,23 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 		if (valid[base + j]) {
 			memcpy(z, h + 16 * (j % 4), 16);
 			sc_muladd(bsum, z, it->sig + 32, bsum); /* sum z_i S_i */
-			/* in place: np <= e, A before R (pts[e], pts[e + 1]) */
-			pts[np] = pts[e];
-			msm_p3_neg(&pts[np]);
-			sc_mul(scal[np], z, k[j]);               /* z_i k_i (-A_i) */
-			np++;
+			/* A key already in the equation (the same 32 bytes) takes
+			 * z_i k_i into its scalar: one point less. */
+			int q;
+			for (q = 0; q < na; q++)
+				if (memcmp(akey[q], it->pk, 32) == 0)
+					break;
+			if (q < na) {
+				sc_muladd(scal[apos[q]], z, k[j], scal[apos[q]]);
+			} else {
+				/* in place: np <= e, A before R (pts[e], pts[e + 1]) */
+				akey[na] = it->pk;
+				apos[na++] = np;
+				pts[np] = pts[e];
+				msm_p3_neg(&pts[np]);
+				sc_mul(scal[np], z, k[j]);       /* z_i k_i (-A_i) */
+				np++;
+			}
 			pts[np] = pts[e + 1];
 			msm_p3_neg(&pts[np]);
 			memcpy(scal[np], z, 32);                 /* z_i (-R_i) */

@@ -318,7 +318,10 @@ static void rand_scalar(uint8_t s[32])
 static void rand_point(ge_p3 *P, const ge_p3 *pool, int npool)
 {
 	uint8_t s[32];
-	switch (th_rand_below(8)) {
+	uint64_t kind = th_rand_below(8);
+	if (kind == 2 && npool == 0)
+		kind = 3; /* nothing to duplicate yet */
+	switch (kind) {
 	case 0: /* the identity */
 		ge_p3_0(P);
 		break;
@@ -327,7 +330,7 @@ static void rand_point(ge_p3 *P, const ge_p3 *pool, int npool)
 			th_weird32(s, th_rand_below(th_weird32_count()));
 		while (ge_frombytes_zip215(P, s) != 0);
 		break;
-	case 2: /* a duplicate */
+	case 2: /* a duplicate of one of the npool points before it */
 		*P = pool[th_rand_below((uint64_t)npool)];
 		break;
 	default: {
@@ -356,7 +359,7 @@ static void test_straus(void **state)
 			ge64_p3 R;
 			for (int i = 0; i < n; i++) {
 				rand_scalar(a[i]);
-				rand_point(&P[i], P, i > 0 ? i : 1);
+				rand_point(&P[i], P, i);
 				if (i == 0 && th_rand_below(2))
 					ge_p3_0(&P[0]);
 				p3_to_ge64(&P64[i], &P[i]);
@@ -405,7 +408,7 @@ static void test_odd_multiples_lanes(void **state)
 	ge_p3 Q[MSM_POW_LANES];
 	for (int rep = 0; rep < 30; rep++) {
 		for (int i = 0; i < MSM_POW_LANES; i++) {
-			rand_point(&Q[i], Q, i > 0 ? i : 1);
+			rand_point(&Q[i], Q, i);
 			p3_to_ge64(&P[i], &Q[i]);
 			if (th_rand_below(3) == 0) {
 				/* the same point with coordinates + p (still < 2^256) */
