@@ -252,8 +252,10 @@ SHA512V_TARGET static void sha512_blocks_avx2(uint64_t state[8], const uint8_t *
 	}
 
 	/* W + K derives from the message; the vector registers are the
-	 * compiler's (VZEROUPPER on return clears their upper halves) */
-	sigil_wipe(wk, sizeof(wk));
+	 * compiler's (VZEROUPPER on return clears their upper halves). wk[1]
+	 * is used only when a next pair was scheduled (from 3 blocks on: the
+	 * wipe depends on nblocks only, and 1 or 2 blocks wipe half). */
+	sigil_wipe(wk, scheduled ? sizeof(wk) : sizeof(wk[0]));
 }
 
 sha512_blocks_fn *sha512_blocks_avx2_built(void)
