@@ -572,6 +572,32 @@ static void scenario_unlock(void)
 	       "hello and verify answered before the unlock (Argon2id is not on the loop thread)");
 	tap_ok(ok_sign == 1 && sign_valid && t_sign >= t_unlock,
 	       "a sign sent during the unlock waits for it and then succeeds with the right signature");
+	/* SIGTERM while an unlock runs and a sign waits for it: both are
+	 * answered (the unlock's result, busy or the signature for the sign),
+	 * then sigild exits 0 */
+	msgpack_sbuffer_clear(&sa);
+	msgpack_sbuffer_clear(&sb);
+	req_key(&sa, 30, "lock", NULL);
+	req_unlock(&sa, 31, "load unlock");
+	req_sign(&sb, 40, "k", msg, sizeof(msg) - 1);
+	ok_unlock = ok_sign = -1;
+	if (write_all(a, sa.data, sa.size) == 0 && (usleep(2000), write_all(b, sb.data, sb.size)) == 0) {
+		usleep(2000);
+		kill(p.pid, SIGTERM);
+		for (int i = 0; i < 2 && wait_answer(&ra, &r, 30 + (uint64_t)i, 20000, &t0) == 0; i++) {
+			ok_unlock = !r.code[0];
+			resp_free(&r);
+		}
+		if (wait_answer(&rb, &r, 40, 20000, &t0) == 0) {
+			ok_sign = !r.code[0] || strcmp(r.code, "busy") == 0;
+			if (r.code[0])
+				printf("# sign sent during the unlock, sigild stopping: %s: %s\n", r.code, r.message);
+			resp_free(&r);
+		}
+	}
+	tap_ok(ok_unlock == 1 && ok_sign == 1,
+	       "SIGTERM during an unlock: the lock and unlock are answered, and the waiting sign (busy or signed)");
+	status = sigild_stop(&p, SIGTERM, 15000);
 	msgpack_sbuffer_destroy(&sa);
 	msgpack_sbuffer_destroy(&sb);
 	resp_reader_deinit(&ra);
@@ -580,7 +606,6 @@ static void scenario_unlock(void)
 		close(a);
 	if (b >= 0)
 		close(b);
-	status = sigild_stop(&p, SIGTERM, 15000);
 	tap_ok(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "sigild --passphrase exits 0 on SIGTERM");
 	sigild_cleanup(&p);
 }
