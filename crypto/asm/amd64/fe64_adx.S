@@ -2278,6 +2278,168 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 368], r10
 	mov	qword ptr [rdi + 376], r11
 
+	/* ---- x3 = (DA + CB)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
+	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
+
+	/* ---- da = (DA - CB)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
+	mulx	r10, r9, qword ptr [rdi + 264]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 272]   /* hi:lo = f0 f2; t3 = hi */
+	add	r10, rax                           /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 280]   /* hi:lo = f0 f3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 (mov keeps CF) */
+	mulx	r13, rax, qword ptr [rdi + 280]   /* hi:lo = f1 f3; t5 = hi */
+	adc	r12, rax                           /* t4 += lo + carry */
+	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 280]   /* hi:lo = f2 f3; t6 = hi */
+	adc	r13, rax                           /* t5 += lo + carry */
+	adc	r14, rbp                           /* t6 += carry */
+	/* c += f1 f2 2^192 */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 272]   /* hi:lo = f1 f2 */
+	add	r11, rax                           /* t3 += lo */
+	adc	r12, rbx                           /* t4 += hi + carry */
+	adc	r13, rbp                           /* t5 += carry */
+	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
+	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
+	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
+	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
+	mov	rdx, qword ptr [rdi + 280]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 384], r8
+	mov	qword ptr [rdi + 392], r9
+	mov	qword ptr [rdi + 400], r10
+	mov	qword ptr [rdi + 408], r11
+
 	/* ---- z2 = E (BB + 121666 E) = E (AA + a24 E) ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
@@ -2368,168 +2530,6 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 72], r9
 	mov	qword ptr [rdi + 80], r10
 	mov	qword ptr [rdi + 88], r11
-
-	/* ---- da = (DA - CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
-	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
-	mulx	r10, r9, qword ptr [rdi + 264]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 272]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 280]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 280]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 280]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
-	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 272]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
-	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
-	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
-	/* carries are 0 (the sum is f^2 < 2^512). */
-	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
-	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
-	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
-	adcx	r9, r9                            /* t1 = 2 c1 */
-	adox	r9, rbx                           /* t1 += hi f0^2 */
-	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adcx	r10, r10                          /* t2 = 2 c2 + CF */
-	adox	r10, rax                          /* t2 += lo + OF */
-	adcx	r11, r11                          /* t3 = 2 c3 + CF */
-	adox	r11, rbx                          /* t3 += hi + OF */
-	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adcx	r12, r12                          /* t4 = 2 c4 + CF */
-	adox	r12, rax                          /* t4 += lo + OF */
-	adcx	r13, r13                          /* t5 = 2 c5 + CF */
-	adox	r13, rbx                          /* t5 += hi + OF */
-	mov	rdx, qword ptr [rdi + 280]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adcx	r14, r14                          /* t6 = 2 c6 + CF */
-	adox	r14, rax                          /* t6 += lo + OF */
-	adcx	r15, r15                          /* t7 = 2 c7 + CF */
-	adox	r15, rbx                          /* t7 += hi + OF */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 384], r8
-	mov	qword ptr [rdi + 392], r9
-	mov	qword ptr [rdi + 400], r10
-	mov	qword ptr [rdi + 408], r11
-
-	/* ---- x3 = (DA + CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
-	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
-	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
-	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
-	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
-	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
-	/* carries are 0 (the sum is f^2 < 2^512). */
-	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
-	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
-	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
-	adcx	r9, r9                            /* t1 = 2 c1 */
-	adox	r9, rbx                           /* t1 += hi f0^2 */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adcx	r10, r10                          /* t2 = 2 c2 + CF */
-	adox	r10, rax                          /* t2 += lo + OF */
-	adcx	r11, r11                          /* t3 = 2 c3 + CF */
-	adox	r11, rbx                          /* t3 += hi + OF */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adcx	r12, r12                          /* t4 = 2 c4 + CF */
-	adox	r12, rax                          /* t4 += lo + OF */
-	adcx	r13, r13                          /* t5 = 2 c5 + CF */
-	adox	r13, rbx                          /* t5 += hi + OF */
-	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adcx	r14, r14                          /* t6 = 2 c6 + CF */
-	adox	r14, rax                          /* t6 += lo + OF */
-	adcx	r15, r15                          /* t7 = 2 c7 + CF */
-	adox	r15, rbx                          /* t7 += hi + OF */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 96], r8
-	mov	qword ptr [rdi + 104], r9
-	mov	qword ptr [rdi + 112], r10
-	mov	qword ptr [rdi + 120], r11
 
 	/* ---- z3 = x1 (DA - CB)^2 ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */

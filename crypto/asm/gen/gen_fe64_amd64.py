@@ -542,9 +542,9 @@ def gen_ladder_bits(o):
         ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
         ("t = 121666 AA - 121665 BB = BB + 121666 E", a24_body, "t", "aa", "bb"),
         ("E = AA - BB", sub_body, "e", "aa", "bb"),
-        ("z2 = E (BB + 121666 E) = E (AA + a24 E)", mul_body, "z2", "t", "e"),
-        ("da = (DA - CB)^2", sq_body, "da", "d"),
         ("x3 = (DA + CB)^2", sq_body, "x3", "c"),
+        ("da = (DA - CB)^2", sq_body, "da", "d"),
+        ("z2 = E (BB + 121666 E) = E (AA + a24 E)", mul_body, "z2", "t", "e"),
         ("z3 = x1 (DA - CB)^2", mul_body, "z3", "da", "x1"),
     ]
     for step in steps:
