@@ -131,9 +131,11 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 /* r = sum_{i<n} a_i P_i + b B (Straus: one chain of doublings, width-5 NAF
  * of every a_i, width-8 NAF of b over ge_bi8); 0 <= n <= GE_MSM_MAX. Uses
  * about 1.5 KiB of stack per point (its odd multiples and digits; about
- * 50 KiB at n = GE_MSM_MAX), nothing on the heap. 32 points: batches of 16
- * signatures share one chain of doublings.
- * Variable time: public inputs only (batch verification). */
+ * 50 KiB at n = GE_MSM_MAX), nothing on the heap.
+ * Batch verification no longer calls it (crypto/msm.c, 64 signatures per
+ * chain of doublings); it stays as the straightforward reference that
+ * tests/crypto/test-batch.c and tests/asm check msm.c and ge64.c against.
+ * Variable time: public inputs only. */
 #define GE_MSM_MAX 32
 void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
                                  const uint8_t b[32]);
