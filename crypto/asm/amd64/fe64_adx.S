@@ -162,27 +162,29 @@ SIGIL_FUNC(fe64_sq_adx)
 	.cfi_adjust_cfa_offset	8
 	.cfi_rel_offset	r15, 0
 	xor	ebp, ebp                           /* zero register */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rsi + 8]      /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rsi + 16]    /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rsi + 24]    /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rsi + 16]    /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -288,27 +290,29 @@ SIGIL_FUNC(fe64_sq_n_adx)
 	.cfi_rel_offset	r15, 0
 	xor	ebp, ebp                           /* zero register */
 	mov	rcx, rdx                           /* n */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rsi + 8]      /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rsi + 16]    /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rsi + 24]    /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rsi + 16]    /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -370,27 +374,29 @@ SIGIL_FUNC(fe64_sq_n_adx)
 	dec	rcx
 	jz	2f                                  /* n = 1: done */
 1:
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 0]           /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 8]      /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 16]    /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 24]    /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 8]           /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 24]    /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 16]          /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 24]    /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 16]    /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -597,27 +603,29 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	mov	qword ptr [rdi + 280], r11
 
 	/* ---- AA = A^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 168]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 176]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 184]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 184]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 184]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -678,27 +686,29 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	mov	qword ptr [rdi + 312], r11
 
 	/* ---- BB = B^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 192]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 200]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 208]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 216]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 200]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 216]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 208]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 216]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 200]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 208]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 216]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 208]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 216]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -991,27 +1001,29 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	mov	qword ptr [rdi + 472], r11
 
 	/* ---- x3 = (DA + CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 456]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 464]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 472]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 472]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 472]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 464]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 472]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 472]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -1097,27 +1109,29 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	mov	qword ptr [rdi + 472], r11
 
 	/* ---- t = (DA - CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 456]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 464]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 472]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 472]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 472]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 456]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 464]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 472]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 464]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 472]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -1724,27 +1738,29 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 216], r15
 
 	/* ---- AA = A^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 160]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 168]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 176]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 184]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 184]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 168]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 176]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 184]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 176]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 184]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -1896,27 +1912,29 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 440], r11
 
 	/* ---- BB = B^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 192]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 200]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 208]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 216]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 200]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 216]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 208]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 216]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 200]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 208]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 216]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 208]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 216]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -2279,27 +2297,29 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 376], r11
 
 	/* ---- x3 = (DA + CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -2360,27 +2380,29 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	mov	qword ptr [rdi + 120], r11
 
 	/* ---- da = (DA - CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rdi + 256]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rdi + 264]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rdi + 272]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rdi + 280]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rdi + 280]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 280]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rdi + 264]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rdi + 272]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 280]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 272]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 280]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -3394,27 +3416,29 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	.cfi_adjust_cfa_offset	128
 
 	/* ---- a = X^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rsi + 0]           /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rsi + 8]      /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rsi + 16]    /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rsi + 24]    /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rsi + 8]           /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rsi + 16]    /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rsi + 24]    /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rsi + 16]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 24]    /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -3475,27 +3499,29 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	mov	qword ptr [rsp + 24], r11
 
 	/* ---- b = Y^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rsi + 32]          /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rsi + 40]     /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rsi + 48]    /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rsi + 56]    /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rsi + 56]    /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rsi + 56]    /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rsi + 40]          /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rsi + 48]    /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rsi + 56]    /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rsi + 48]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 56]    /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -3556,27 +3582,29 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	mov	qword ptr [rsp + 56], r11
 
 	/* ---- c = Z^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rsi + 64]          /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rsi + 72]     /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rsi + 80]    /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rsi + 88]    /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rsi + 88]    /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rsi + 72]          /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rsi + 80]    /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rsi + 88]    /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rsi + 80]          /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsi + 88]    /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
@@ -3687,27 +3715,29 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	mov	qword ptr [rsp + 120], r11
 
 	/* ---- xy = (X + Y)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6; first f0 (f1, f2, f3) and f1 f3, f2 f3 on one carry chain */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
 	mov	rdx, qword ptr [rsp + 96]          /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	r10, r9, qword ptr [rsp + 104]    /* t2:t1 = f0 f1 */
 	mulx	r11, rax, qword ptr [rsp + 112]   /* hi:lo = f0 f2; t3 = hi */
-	add	r10, rax                           /* t2 += lo */
+	adcx	r10, rax                          /* t2 += lo */
 	mulx	r12, rax, qword ptr [rsp + 120]   /* hi:lo = f0 f3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	mov	rdx, qword ptr [rsp + 104]         /* rdx = f1 (mov keeps CF) */
-	mulx	r13, rax, qword ptr [rsp + 120]   /* hi:lo = f1 f3; t5 = hi */
-	adc	r12, rax                           /* t4 += lo + carry */
-	mov	rdx, qword ptr [rsp + 112]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rsp + 120]   /* hi:lo = f2 f3; t6 = hi */
-	adc	r13, rax                           /* t5 += lo + carry */
-	adc	r14, rbp                           /* t6 += carry */
-	/* c += f1 f2 2^192 */
+	adcx	r11, rax                          /* t3 += lo + CF */
 	mov	rdx, qword ptr [rsp + 104]         /* rdx = f1 */
 	mulx	rbx, rax, qword ptr [rsp + 112]   /* hi:lo = f1 f2 */
-	add	r11, rax                           /* t3 += lo */
-	adc	r12, rbx                           /* t4 += hi + carry */
-	adc	r13, rbp                           /* t5 += carry */
-	adc	r14, rbp                           /* t6 += carry (c < 2^448: no carry out) */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rsp + 120]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rsp + 112]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rsp + 120]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
 	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
 	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
 	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
