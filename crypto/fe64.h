@@ -11,9 +11,9 @@
  *
  * Why a second representation: with MULX/ADCX/ADOX a 4x4-limb product is
  * 16 multiplications on two carry chains, against 25 for 5 limbs of 51
- * bits; on amd64 with ADX the ladder in this form, with one assembly
- * routine per step, is 1.45x faster than the radix-2^51 C ladder
- * (docs/performance.md), and the point code of ge64.h uses it too.
+ * bits; on amd64 with ADX the ladder in this form, with the whole loop in
+ * assembly (fe64_ladder_bits_adx), is about 1.9x faster than the radix-2^51
+ * C ladder (docs/performance.md), and the point code of ge64.h uses it too.
  * Elsewhere the radix-2^51 code of fe.h runs. Entry and exit convert
  * through bytes (fe64_frombytes, fe64_tobytes).
  *

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 """Generate crypto/asm/amd64/fe64_adx.S: multiplication and squaring in
 GF(2^255 - 19) on four 64-bit limbs with MULX (BMI2), ADCX and ADOX (ADX),
-and one whole step of the X25519 ladder built from the same blocks (plus
+one whole step of the X25519 ladder built from the same blocks (plus
 addition, subtraction and the multiplication by 121666, the twins of
-fe64_add, fe64_sub and fe64_mul121666 in crypto/fe64.h).
+fe64_add, fe64_sub and fe64_mul121666 in crypto/fe64.h), and the ladder's
+loop over 64 scalar bits with the conditional swaps (fe64_ladder_bits_adx,
+twin fe64_ladder_bits_generic in crypto/fe64.c).
 
 These are the assembly twins of fe64_mul_generic and fe64_sq_generic in
 crypto/fe64.c, with the same contract and the same result bit for bit:
@@ -25,9 +27,10 @@ it implements):
   3. s = s + 38 c, whose carry out c' is 0 or 1; when c' = 1 the 256-bit
      remainder is below 38 * 39, so s0 + 38 c' cannot carry again.
 
-Constant time: straight-line code, no conditional jump (except the loop
-of fe64_sq_n_adx on its public count), no memory operand with an index
-register (only pointer arguments plus constant offsets);
+Constant time: straight-line code, no conditional jump (except the loops
+of fe64_sq_n_adx and fe64_ladder_bits_adx on their public counts), no
+memory operand with an index register (only pointer arguments plus
+constant offsets);
 tests/asm/check-asm.sh checks the object file for both.
 
 Usage: gen_fe64_amd64.py OUTPUT  (or `meson compile -C BUILD regen-asm`);
