@@ -9,8 +9,9 @@
  * on one line, to stderr (the journal under systemd) and, with
  * --audit-file, appended to that file (O_APPEND). Lines are buffered and
  * written by audit_flush(), once per loop iteration before that
- * iteration's answers; the file gets one write and one fdatasync per
- * flush (group commit, audit.c says what a crash can lose). The last AUDIT_RING lines are kept in memory for the "audit"
+ * iteration's answers; the file gets one write per flush and fdatasync
+ * on the loop's pool, one at a time (group commit; audit.c says what a
+ * crash can lose). The last AUDIT_RING lines are kept in memory for the "audit"
  * method (`sigil audit`). Never a message, a seed, or a passphrase.
  */
 #ifndef SIGIL_DAEMON_AUDIT_H
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <uv.h>
 
 #define AUDIT_RING 1024
 #define AUDIT_LINE_MAX 768
@@ -29,8 +31,13 @@ void audit_close(void);
 /* stderr on (default) or off */
 void audit_set_stderr(bool on);
 
-/* write the buffered lines (stderr, and the file with fdatasync) */
+/* write the buffered lines (stderr, and the file; its fdatasync follows
+ * on @loop's pool, audit_set_loop) */
 void audit_flush(void);
+/* the same, and fdatasync now (exit) */
+void audit_flush_sync(void);
+/* run fdatasync on this loop's pool (NULL: synchronously in audit_flush) */
+void audit_set_loop(uv_loop_t *loop);
 
 void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const char *fingerprint,
                  const char *op, const char *result, const char *why);

@@ -60,6 +60,7 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	s->flush_prepare.data = s->flush_check.data = s->resume.data = s;
 	s->budget = SERVER_FRAMES_PER_PHASE;
 	uv_prepare_start(&s->flush_prepare, server_on_flush_prepare);
+	audit_set_loop(loop);
 	uv_check_start(&s->flush_check, server_on_flush_check);
 	/* neither keeps the loop running on its own */
 	uv_unref((uv_handle_t *)&s->flush_prepare);
@@ -406,7 +407,7 @@ static void server_close_all(Server *s)
 	while (s->conns)
 		conn_close(s->conns);
 	conn_release_all(s); /* drop the closed connections' references */
-	audit_flush();
+	audit_flush_sync();
 	agent_close(s->agent);
 	if (s->listening) {
 		close_handle((uv_handle_t *)&s->listener);
@@ -445,7 +446,8 @@ static void server_on_shutdown_timeout(uv_timer_t *t)
 			sigil_wipe(s->keystore.keys[i]->secret, sizeof(KeySecret));
 	if (s->socket_path)
 		unlink(s->socket_path);
-	audit_flush();
+	audit_set_loop(NULL);
+	audit_flush_sync();
 	sd_notify(0, "STATUS=stopped (timeout)");
 	_exit(0);
 }
@@ -511,7 +513,8 @@ static void server_on_signal(uv_signal_t *h, int signum)
 
 void server_deinit(Server *s)
 {
-	audit_flush();
+	audit_set_loop(NULL);
+	audit_flush_sync();
 	keystore_close(&s->keystore);
 	if (s->socket_path && !s->socket_activated)
 		unlink(s->socket_path);
