@@ -568,7 +568,6 @@ static bool must_wait(const Server *s, ProtoMethod m)
 	return s->ks_busy || s->parked || (exclusive(m) && s->key_jobs > 0);
 }
 
-
 static void park(Conn *c, Request *rq)
 {
 	Server *s = c->server;
