@@ -1316,6 +1316,12 @@ static void agent_dispatch(AgentConn *c, const uint8_t *msg, size_t len)
 		agent_fail(c);
 		return;
 	}
+	/* an unlock or rekey runs on the pool and owns the keystore
+	 * (handler.c: park()): nothing here may read or change it meanwhile */
+	if (c->agent->server->ks_busy && type != AGENTC_EXTENSION) {
+		agent_fail(c);
+		return;
+	}
 	switch (type) {
 	case AGENTC_REQUEST_IDENTITIES:
 		if (in.n != 0)

@@ -139,7 +139,7 @@ uint64_t policy_reserve_block(uint64_t max_signs)
 {
 	uint64_t b = max_signs / 64;
 
-	return b < 1 ? 1 : b > 64 ? 64 : b;
+	return b < 1 ? 1 : b;
 }
 
 bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,

@@ -21,8 +21,9 @@
  * The usage counters of one key. signs survives restarts for a key with a
  * max_signs rule, by reservation: before an operation that would pass
  * @reserved, policy_check() calls @persist with a new reservation, the
- * count plus a block (policy_reserve_block(): 1 for limits under 128, at
- * most 64), and refuses the operation if that fails. keystore.c writes and
+ * count plus a block (policy_reserve_block(): max_signs / 64, at least 1:
+ * at most about 64 fdatasyncs over the key's life, plus one per start),
+ * and refuses the operation if that fails. keystore.c writes and
  * fdatasyncs it, reads it back as both signs and reserved at start, and
  * writes the exact count at a clean stop. So a crash can only lose uses
  * that were never released (at most a block), never give back spent ones.

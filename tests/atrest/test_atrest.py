@@ -1170,7 +1170,7 @@ def test_max_signs_survives_restart(tmp):
     d.stop()
     assert "lost.uses is missing" in d.lastlog(), d.lastlog()
     assert not os.path.exists(os.path.join(d.state, "keys", "lim.uses"))
-    # a large limit reserves uses in blocks (min(64, max_signs / 64)) and
+    # a large limit reserves uses in blocks (max_signs / 64) and
     # gives back the unused part at a clean stop; a kill -9 forfeits it
     uses = os.path.join(d.state, "keys", "big.uses")
 
@@ -1181,7 +1181,7 @@ def test_max_signs_survives_restart(tmp):
     c.call("key.generate", {"type": "ed25519", "label": "big", "policy": {"max_signs": 100000}})
     for i in range(10):
         c.call("sign", {"key": "big", "message": b"x"})
-    assert on_disk() == 64, on_disk()
+    assert on_disk() == 1562, on_disk()
     c.close()
     d.stop()
     assert on_disk() == 10, on_disk()
@@ -1190,11 +1190,11 @@ def test_max_signs_survives_restart(tmp):
     for i in range(70):
         c.call("sign", {"key": "big", "message": b"x"})
     c.close()
-    assert on_disk() == 10 + 128, on_disk()
+    assert on_disk() == 10 + 1562, on_disk()
     d.kill()
     d.start()
     d.stop()
-    assert on_disk() == 138, on_disk()
+    assert on_disk() == 1572, on_disk()
 
 
 def test_sigil_command(tmp):
