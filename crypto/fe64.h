@@ -60,7 +60,9 @@ typedef struct fe64_ladder {
  *   x2 = AA BB, z2 = E (BB + 121666 E) = E (AA + 121665 E).
  * Every field < 2^256 in and out. */
 void fe64_ladder_step_generic(fe64_ladder *st);
-void fe64_ladder_step_adx(fe64_ladder *st);
+/* Hidden even as an undefined (weak, in builds without the assembly:
+ * x25519.c) reference, so that no shared object exports or imports it. */
+__attribute__((visibility("hidden"))) void fe64_ladder_step_adx(fe64_ladder *st);
 
 /* n >= 1 (public) steps of the ladder for the bits 63, 62, ..., 64 - n of
  * w (secret), each with the lazy conditional swap of RFC 7748 first:
@@ -74,7 +76,8 @@ void fe64_ladder_step_adx(fe64_ladder *st);
  * (no call per step, the swap in registers): x25519.c takes it when
  * ops->ladder_step is fe64_ladder_step_adx. */
 uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap);
-uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap);
+__attribute__((visibility("hidden"))) uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w,
+                                                               uint64_t n, uint64_t swap);
 
 typedef struct fe64_ops {
 	void (*mul)(uint64_t h[4], const uint64_t f[4], const uint64_t g[4]);
