@@ -360,7 +360,8 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
  *
  * Items are taken in chunks of BATCH_CHUNK (two points each: a chunk is
  * one msm_straus_vartime call of MSM_MAX points, with one chain of
- * doublings). An item whose S is not < L, or whose A or R does not decode,
+ * doublings), or, from BATCH_BIG_MIN items on, in chunks of equal size of
+ * at most BATCH_BIG (one msm_pippenger_vartime call each). An item whose S is not < L, or whose A or R does not decode,
  * is invalid and left out. For the rest, with 128-bit coefficients z_i,
  *   [8]( [sum z_i S_i] B - sum [z_i] R_i - sum [z_i k_i] A_i ) = identity
  * holds if every item satisfies its own cofactored equation, and fails
@@ -380,6 +381,11 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
  * choose its signatures after seeing the z_i, since every z_i depends on
  * every signature of the equation it enters. */
 #define BATCH_CHUNK (MSM_MAX / 2)
+/* From BATCH_BIG_MIN items on, chunks of up to BATCH_BIG items, each one
+ * msm_pippenger_vartime call (measured faster per item than Straus chunks;
+ * docs/performance.md). */
+#define BATCH_BIG (MSM_PIP_MAX / 2)
+#define BATCH_BIG_MIN 128
 
 static void le64(uint8_t out[8], uint64_t v)
 {
@@ -387,21 +393,32 @@ static void le64(uint8_t out[8], uint64_t v)
 		out[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Items base .. base + cnt - 1 (cnt <= BATCH_CHUNK); 1 if all are valid. */
+/* The work space of batch_chunk for up to cap items (2 cap points). */
+typedef struct batch_ws {
+	const uint8_t **enc;
+	int *ok;
+	ge64_p3 *pts;
+	uint8_t (*k)[32], (*scal)[32];
+	const uint8_t **akey; /* the distinct keys, and their points' index */
+	int *apos;
+	int big; /* the multiplication: 1 Pippenger, 0 Straus */
+} batch_ws;
+
+/* Items base .. base + cnt - 1 (cnt <= BATCH_CHUNK, or <= BATCH_BIG with
+ * the Pippenger work space); 1 if all are valid. */
 static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, size_t base,
-                       size_t cnt, const ge64_ops *ops)
+                       size_t cnt, const ge64_ops *ops, const batch_ws *ws)
 {
 	static const char label[] = "sigil ed25519 batch v2";
-	const uint8_t *enc[MSM_MAX];
-	int ok[MSM_MAX];
-	ge64_p3 pts[MSM_MAX];
-	uint8_t k[BATCH_CHUNK][32], scal[MSM_MAX][32], bsum[32] = { 0 };
+	const uint8_t **enc = ws->enc;
+	int *ok = ws->ok;
+	ge64_p3 *pts = ws->pts;
+	uint8_t (*k)[32] = ws->k, (*scal)[32] = ws->scal, bsum[32] = { 0 };
 	uint8_t seed[64], h[64], idx[72];
 	sigil_sha512_ctx c;
 	int ne = 0, np = 0;
-	const uint8_t *akey[BATCH_CHUNK]; /* the distinct keys, and their points' index */
-	int apos[BATCH_CHUNK], na = 0;
-
+	const uint8_t **akey = ws->akey;
+	int *apos = ws->apos, na = 0;
 	/* the items that reach the equation: S < L, then A and R decoded */
 	for (size_t j = 0; j < cnt; j++) {
 		const sigil_ed25519_item *it = &items[base + j];
@@ -481,7 +498,10 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 		return 0; /* no item reached the equation: all invalid */
 
 	ge64_p3 P;
-	msm_straus_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum, ops);
+	if (ws->big)
+		msm_pippenger_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum, ops);
+	else
+		msm_straus_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum, ops);
 	int all = 1;
 	if (!msm_is_small_order_vartime(&P, ops)) {
 		/* some item is bad: decide each on its own */
@@ -497,13 +517,52 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 	return all;
 }
 
+/* One chunk of at most BATCH_CHUNK items (Straus), or of at most
+ * BATCH_BIG (Pippenger): separate frames, so that the stack holds one of
+ * the two work spaces and one of the two multiplications (gcc
+ * -fstack-usage, x86-64: 25 KiB + Straus 175 KiB + its IFMA tables 12 KiB,
+ * or 99 KiB + Pippenger 96 KiB + decoding 10 KiB; about 210 KiB at most). */
+__attribute__((noinline)) static int batch_chunk_small(int *valid, const sigil_ed25519_item *items,
+                                                      size_t n, size_t base, size_t cnt,
+                                                      const ge64_ops *ops)
+{
+	const uint8_t *enc[2 * BATCH_CHUNK], *akey[BATCH_CHUNK];
+	int ok[2 * BATCH_CHUNK], apos[BATCH_CHUNK];
+	ge64_p3 pts[2 * BATCH_CHUNK];
+	uint8_t k[BATCH_CHUNK][32], scal[2 * BATCH_CHUNK][32];
+	batch_ws ws = { enc, ok, pts, k, scal, akey, apos, 0 };
+	return batch_chunk(valid, items, n, base, cnt, ops, &ws);
+}
+
+__attribute__((noinline)) static int batch_chunk_big(int *valid, const sigil_ed25519_item *items,
+                                                    size_t n, size_t base, size_t cnt,
+                                                    const ge64_ops *ops)
+{
+	const uint8_t *enc[2 * BATCH_BIG], *akey[BATCH_BIG];
+	int ok[2 * BATCH_BIG], apos[BATCH_BIG];
+	ge64_p3 pts[2 * BATCH_BIG];
+	uint8_t k[BATCH_BIG][32], scal[2 * BATCH_BIG][32];
+	batch_ws ws = { enc, ok, pts, k, scal, akey, apos, 1 };
+	return batch_chunk(valid, items, n, base, cnt, ops, &ws);
+}
+
 static int batch_zip215(int *valid, const sigil_ed25519_item *items, size_t n)
 {
 	const ge64_ops *ops = msm_ops();
 	int all = 1;
-	for (size_t base = 0; base < n; base += BATCH_CHUNK) {
-		size_t cnt = n - base < BATCH_CHUNK ? n - base : BATCH_CHUNK;
-		all &= batch_chunk(valid, items, n, base, cnt, ops);
+	if (n < BATCH_BIG_MIN) {
+		for (size_t base = 0; base < n; base += BATCH_CHUNK) {
+			size_t cnt = n - base < BATCH_CHUNK ? n - base : BATCH_CHUNK;
+			all &= batch_chunk_small(valid, items, n, base, cnt, ops);
+		}
+		return all ? 0 : -1;
+	}
+	/* chunks of equal size (to one item), at most BATCH_BIG each */
+	size_t nch = (n + BATCH_BIG - 1) / BATCH_BIG, base = 0;
+	for (size_t ch = 0; ch < nch; ch++) {
+		size_t cnt = (n - base) / (nch - ch) + ((n - base) % (nch - ch) != 0);
+		all &= batch_chunk_big(valid, items, n, base, cnt, ops);
+		base += cnt;
 	}
 	return all ? 0 : -1;
 }

@@ -379,3 +379,191 @@ int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops)
 	/* the identity: X = 0 and Y = Z */
 	return msm_fe64_equal(&q.X, &zero) && msm_fe64_equal(&q.Y, &q.Z);
 }
+
+/* Pippenger (msm_pippenger_vartime). Signed digits of width c: digit j of
+ * a is in [-2^(c-1), 2^(c-1)) after the carry of digit j - 1, so c <=
+ * MSM_PIP_CMAX keeps it in a signed char; a 256-bit a and its last carry
+ * take at most ceil(256 / c) + 1 <= MSM_PIP_WIN windows. */
+#define MSM_PIP_CMIN 5
+#define MSM_PIP_CMAX 7
+#define MSM_PIP_WIN (256 / MSM_PIP_CMIN + 2)
+
+/* Bits of a 256-bit little-endian a (0 for a = 0). */
+static int msm_bitlen(const uint8_t a[32])
+{
+	for (int i = 31; i >= 0; i--)
+		if (a[i] != 0)
+			return 8 * i + 32 - __builtin_clz((unsigned)a[i]);
+	return 0;
+}
+
+/* Bits [pos, pos + c) of a (c <= 8; bits past 255 are 0). */
+static unsigned msm_bits(const uint8_t a[32], int pos, int c)
+{
+	unsigned v = 0;
+	int i = pos >> 3;
+	for (int k = 0; k < 3 && i + k < 32; k++)
+		v |= (unsigned)a[i + k] << (8 * k);
+	return (v >> (pos & 7)) & ((1u << c) - 1);
+}
+
+/* The signed digits of a in width c; returns the number of windows up to
+ * the last nonzero digit (0 for a = 0). */
+static int msm_pip_digits(signed char *dig, const uint8_t a[32], int bits, int c)
+{
+	int carry = 0, top = 0;
+	const int half = 1 << (c - 1);
+	for (int j = 0; j * c < bits + c; j++) { /* the last window: the carry */
+		int v = (int)msm_bits(a, j * c, c) + carry;
+		carry = v >= half;
+		v -= carry << c;
+		dig[j] = (signed char)v;
+		if (v != 0)
+			top = j + 1;
+	}
+	return top;
+}
+
+/* A p3 point as a precomp one (Z made 1 first when it is not). */
+static void msm_p3_to_precomp(ge64_precomp *r, const ge64_p3 *p, const fe64 *d2,
+                              const ge64_ops *ops)
+{
+	fe64 x = p->X, y = p->Y, t;
+	uint8_t z[32];
+	fe64_tobytes(z, &p->Z);
+	static const uint8_t one[32] = { 1 };
+	if (memcmp(z, one, 32) != 0) {
+		fe64 zi;
+		fe64_invert(&zi, &p->Z, ops->fe);
+		ops->fe->mul(x.v, p->X.v, zi.v);
+		ops->fe->mul(y.v, p->Y.v, zi.v);
+	}
+	fe64_add(&r->yplusx, &y, &x);
+	fe64_sub(&r->yminusx, &y, &x);
+	ops->fe->mul(t.v, x.v, y.v);
+	ops->fe->mul(r->xy2d.v, t.v, d2->v);
+}
+
+/* acc += q, both p3 */
+static void msm_p3_add(ge64_p3 *acc, const ge64_p3 *q, const fe64 *d2, const ge64_ops *ops)
+{
+	ge64_cached c;
+	ge64_p1p1 t;
+	msm_p3_to_cached(&c, q, d2, ops);
+	ops->add(&t, acc, &c);
+	ops->p1p1_to_p3(acc, &t);
+}
+
+void msm_pippenger_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                           const uint8_t b[32], const ge64_ops *ops)
+{
+	/* the points and B (last) in precomp form, their digits and lengths */
+	ge64_precomp pre[MSM_PIP_MAX + 1];
+	signed char dig[MSM_PIP_MAX + 1][MSM_PIP_WIN];
+	int bits[MSM_PIP_MAX + 1], nw[MSM_PIP_MAX + 1];
+	ge64_p3 bucket[1 << (MSM_PIP_CMAX - 1)], sum, part, acc;
+	uint8_t used[1 << (MSM_PIP_CMAX - 1)];
+	fe64 d2;
+	ge64_p1p1 t;
+
+	if (n < 0)
+		n = 0;
+	if (n > MSM_PIP_MAX)
+		n = MSM_PIP_MAX; /* the caller's bug; never reached from ed25519.c */
+	msm_fe64_from_fe(&d2, &ge_d2);
+	int m = 0; /* points with a nonzero scalar */
+	const uint8_t *sc[MSM_PIP_MAX + 1];
+	for (int i = 0; i <= n; i++) {
+		const uint8_t *s = i < n ? a[i] : b;
+		int bl = msm_bitlen(s);
+		if (bl == 0)
+			continue;
+		if (i < n)
+			msm_p3_to_precomp(&pre[m], &P[i], &d2, ops);
+		else
+			pre[m] = ge64_bi8[0]; /* B */
+		sc[m] = s;
+		bits[m++] = bl;
+	}
+	/* c: the least of (additions into buckets) + (bucket sums: two
+	 * additions of p3 points per bucket per window), counted in field
+	 * multiplications (11 and 13 per addition). */
+	int c = MSM_PIP_CMIN;
+	long best = -1;
+	for (int cc = MSM_PIP_CMIN; cc <= MSM_PIP_CMAX; cc++) {
+		long adds = 0;
+		for (int i = 0; i < m; i++)
+			adds += bits[i] / cc + 1;
+		long cost = 11 * adds + 26L * ((256 + cc) / cc) * (1L << (cc - 1));
+		if (best < 0 || cost < best) {
+			best = cost;
+			c = cc;
+		}
+	}
+	int top = 0;
+	for (int i = 0; i < m; i++) {
+		nw[i] = msm_pip_digits(dig[i], sc[i], bits[i], c);
+		if (nw[i] > top)
+			top = nw[i];
+	}
+
+	/* windows from the top: acc = 2^c acc + sum_k k (bucket k) */
+	const int nb = 1 << (c - 1);
+	int have = 0;
+	msm_p3_identity(&acc);
+	for (int w = top - 1; w >= 0; w--) {
+		if (have) {
+			ge64_p2 q = { acc.X, acc.Y, acc.Z };
+			for (int k = 0; k < c; k++) {
+				ops->p2_dbl(&t, &q);
+				if (k + 1 < c)
+					ops->p1p1_to_p2(&q, &t);
+			}
+			ops->p1p1_to_p3(&acc, &t);
+		}
+		memset(used, 0, (size_t)nb);
+		for (int i = 0; i < m; i++) {
+			if (w >= nw[i])
+				continue; /* a short scalar: no digit this high */
+			int dg = dig[i][w];
+			if (dg == 0)
+				continue;
+			int k = (dg > 0 ? dg : -dg) - 1;
+			if (!used[k]) {
+				msm_p3_identity(&bucket[k]);
+				used[k] = 1;
+			}
+			if (dg > 0)
+				ops->madd(&t, &bucket[k], &pre[i]);
+			else
+				ops->msub(&t, &bucket[k], &pre[i]);
+			ops->p1p1_to_p3(&bucket[k], &t);
+		}
+		/* part = sum_k (k + 1) bucket[k]: running sums from the top */
+		int sh = 0, ph = 0;
+		for (int k = nb - 1; k >= 0; k--) {
+			if (used[k]) {
+				if (sh)
+					msm_p3_add(&sum, &bucket[k], &d2, ops);
+				else
+					sum = bucket[k];
+				sh = 1;
+			}
+			if (sh) {
+				if (ph)
+					msm_p3_add(&part, &sum, &d2, ops);
+				else
+					part = sum;
+				ph = 1;
+			}
+		}
+		if (ph) {
+			if (have)
+				msm_p3_add(&acc, &part, &d2, ops);
+			else
+				acc = part;
+			have = 1;
+		}
+	}
+	*r = acc;
+}

@@ -5,8 +5,10 @@
  *
  * Everything here is variable time: public data only (signatures, public
  * keys, challenges, batch coefficients). Nothing allocates: the work space
- * is on the stack (about 1.4 KiB per point of msm_straus_vartime, 190 KiB
- * at MSM_MAX).
+ * is on the stack (about 1.4 KiB per point of msm_straus_vartime, 175 KiB
+ * at MSM_MAX; about 190 bytes per point of msm_pippenger_vartime, 96 KiB at
+ * MSM_PIP_MAX; gcc -fstack-usage, x86-64). sigil_ed25519_verify_batch
+ * peaks near 210 KiB either way (ed25519.c).
  */
 #ifndef SIGIL_MSM_H
 #define SIGIL_MSM_H
@@ -44,6 +46,19 @@ void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops);
  * a short a_i (a 128-bit batch coefficient) has no digits above its length. */
 void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
                         const uint8_t b[32], const ge64_ops *ops);
+
+/* Points per msm_pippenger_vartime call: 256 signatures. */
+#define MSM_PIP_MAX 512
+
+/* The same sum as msm_straus_vartime for 0 <= n <= MSM_PIP_MAX, by
+ * Pippenger's buckets: signed digits of width c (5..7, chosen from the
+ * scalars' lengths), one bucket per digit magnitude (p3), the points
+ * added in precomp form (affine: a point whose Z is not 1 is normalised
+ * first); a short a_i has no digits above its length. Faster than
+ * msm_straus_vartime in chunks of MSM_MAX from about 256 points on
+ * (docs/performance.md). */
+void msm_pippenger_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                           const uint8_t b[32], const ge64_ops *ops);
 
 /* 1 if [8] p is the identity, else 0. */
 int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops);

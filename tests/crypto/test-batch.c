@@ -13,6 +13,8 @@
  *   around the sizes the code treats apart (0, 1, a lane group, MSM_MAX),
  *   with 128-bit, 256-bit, zero and extreme scalars, duplicate points,
  *   small-order points and the identity;
+ * - msm_pippenger_vartime the same way, for n up to MSM_PIP_MAX, with
+ *   1, L - 1, 2^128 - 1 scalars and points with Z != 1;
  * - the IFMA tables of odd multiples against the C ones;
  * - msm_is_small_order_vartime against ge_is_small_order.
  * Batch verification as a whole (against single verification) is tested in
@@ -378,6 +380,82 @@ static void test_straus(void **state)
 	}
 }
 
+/* msm_pippenger_vartime against the same sums, for n around the chunk
+ * sizes of batch verification (128, 256, 512 points) and the small ones;
+ * the scalars of rand_scalar (128-bit, 256-bit, 0, 2^256 - 1, extremes),
+ * plus 1, L - 1 and all-ones 128-bit ones; the points of rand_point, some
+ * given with Z != 1 (every coordinate times a random lambda). */
+static void test_pippenger(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-pippenger");
+	const ge64_ops *ops = msm_ops();
+	static uint8_t a[MSM_PIP_MAX][32];
+	static ge_p3 P[MSM_PIP_MAX];
+	static ge64_p3 P64[MSM_PIP_MAX];
+	static const uint8_t lm1[32] = { 0xec, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58,
+	                                 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
+	                                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10 };
+	static const int sizes[] = { 0, 1, 2, 3, 17, 64, 127, 128, 129, 255, 256, 257, 511, MSM_PIP_MAX };
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		int n = sizes[si];
+		for (int rep = 0; rep < (n > 128 ? 2 : 6); rep++) {
+			uint8_t b[32], got[32], want[32];
+			ge64_p3 R;
+			for (int i = 0; i < n; i++) {
+				rand_scalar(a[i]);
+				switch (th_rand_below(8)) {
+				case 0: /* 1 */
+					memset(a[i], 0, 32);
+					a[i][0] = 1;
+					break;
+				case 1: /* L - 1 */
+					memcpy(a[i], lm1, 32);
+					break;
+				case 2: /* 2^128 - 1 */
+					memset(a[i], 0xff, 16);
+					memset(a[i] + 16, 0, 16);
+					break;
+				default:
+					break;
+				}
+				rand_point(&P[i], P, i);
+				p3_to_ge64(&P64[i], &P[i]);
+				if (th_rand_below(8) == 0) { /* Z != 1 */
+					uint8_t ls[32];
+					fe64 l;
+					th_randbytes(ls, 32);
+					ls[0] |= 2;
+					ls[31] &= 0x3f; /* nonzero mod p */
+					fe64_frombytes(&l, ls);
+					ops->fe->mul(P64[i].X.v, P64[i].X.v, l.v);
+					ops->fe->mul(P64[i].Y.v, P64[i].Y.v, l.v);
+					ops->fe->mul(P64[i].Z.v, P64[i].Z.v, l.v);
+					ops->fe->mul(P64[i].T.v, P64[i].T.v, l.v);
+				}
+			}
+			rand_scalar(b);
+			if (rep == 1)
+				memcpy(b, lm1, 32);
+			msm_pippenger_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, ops);
+			ge64_to_bytes(got, &R);
+			reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
+			if (memcmp(got, want, 32) != 0)
+				fail_msg("msm_pippenger_vartime, n = %d, rep %d: wrong sum", n, rep);
+			ge_p3 Q;
+			assert_int_equal(ge_frombytes_zip215(&Q, want), 0);
+			assert_int_equal(msm_is_small_order_vartime(&R, ops), ge_is_small_order(&Q));
+		}
+	}
+	/* every scalar zero, b zero: the identity */
+	uint8_t zero[32] = { 0 }, got[32], id[32] = { 1 };
+	ge64_p3 R;
+	memset(a, 0, 32 * 300);
+	msm_pippenger_vartime(&R, (const uint8_t (*)[32])a, P64, 300, zero, ops);
+	ge64_to_bytes(got, &R);
+	assert_memory_equal(got, id, 32);
+}
+
 /* The IFMA tables of (2j + 1) P against the C ones (same formulas, so the
  * same projective coordinates mod p), on random, small-order and identity
  * points and on coordinates given in extreme limbs (X + p, Y + 2p, ...). */
@@ -476,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_pow_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
+		cmocka_unit_test(test_pippenger),
 		cmocka_unit_test(test_odd_multiples_lanes),
 		cmocka_unit_test(test_small_order),
 	};

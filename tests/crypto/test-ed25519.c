@@ -1188,19 +1188,21 @@ static void test_batch_s_plus_L(void **state)
 	}
 }
 
-/* Batches around the chunk size of the batch equation (64 items: one
- * multiscalar multiplication of 128 points) and its multiples: all good;
+/* Batches around the chunk sizes of the batch equation (64 items: one
+ * Straus multiplication of 128 points; from 128 items on, chunks of up to
+ * 256 items: one Pippenger multiplication each) and their multiples: all good;
  * one bad item first, last, on either side of each chunk boundary; every
  * item bad; one bad item in every chunk; and the same public key for every
  * item (with a bad one among them, and once a good item repeated). */
 static void test_batch_sizes(void **state)
 {
 	th_rng_reset("batch-sizes");
-	enum { MAXN = 200 };
+	enum { MAXN = 1000 };
 	static uint8_t pk[MAXN][32], sk[MAXN][64], sig[MAXN][64], m[MAXN][24];
 	static sigil_ed25519_item items[MAXN];
 	static int valid[MAXN], want[MAXN];
-	static const size_t sizes[] = { 63, 64, 65, 127, 128, 129, 191, 192, 193, MAXN };
+	static const size_t sizes[] = { 63, 64, 65, 127, 128, 129, 191, 192, 193, 200,
+		                                255, 256, 257, 511, 512, 513, MAXN };
 	for (int same_key = 0; same_key < 2; same_key++) {
 		uint8_t seed[32];
 		for (size_t i = 0; i < MAXN; i++) {
@@ -1217,22 +1219,35 @@ static void test_batch_sizes(void **state)
 		}
 		if (same_key) /* one signature twice */
 			items[5] = items[4];
+		/* single verification of every item, as signed and with S changed
+		 * (asked once: the patterns below reuse them) */
+		static int single_good[MAXN], single_bad[MAXN];
+		for (size_t i = 0; i < MAXN; i++) {
+			uint8_t *s = sig[(items[i].sig - sig[0]) / 64]; /* items[5]: sig[4] */
+			single_good[i] = sigil_ed25519_verify(items[i].sig, items[i].m, items[i].mlen,
+			                                      items[i].pk, ZIP215) == 0;
+			s[40] ^= 0x10;
+			single_bad[i] = sigil_ed25519_verify(items[i].sig, items[i].m, items[i].mlen,
+			                                     items[i].pk, ZIP215) == 0;
+			s[40] ^= 0x10;
+		}
 		for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
 			size_t n = sizes[si];
-			/* bad: none, one at 0, n-1, 63, 64, 127, 128; every 64th; all */
-			for (int pattern = 0; pattern < 9; pattern++) {
-				static const size_t at[] = { 0, 0, (size_t)-1, 63, 64, 127, 128 };
+			/* bad: none, one at 0, n-1, 63, 64, 127, 128, 255, 256, 511, 512;
+			 * every 64th; all */
+			for (int pattern = 0; pattern < 13; pattern++) {
+				static const size_t at[] = { 0, 0, (size_t)-1, 63, 64, 127, 128, 255, 256, 511, 512 };
 				for (size_t i = 0; i < n; i++)
 					want[i] = 1;
-				if (pattern >= 1 && pattern <= 6) {
+				if (pattern >= 1 && pattern <= 10) {
 					size_t b = at[pattern] == (size_t)-1 ? n - 1 : at[pattern];
 					if (b >= n)
 						continue;
 					want[b] = 0;
-				} else if (pattern == 7) {
+				} else if (pattern == 11) {
 					for (size_t i = 3; i < n; i += 64)
 						want[i] = 0;
-				} else if (pattern == 8) {
+				} else if (pattern == 12) {
 					for (size_t i = 0; i < n; i++)
 						want[i] = 0;
 				}
@@ -1244,8 +1259,7 @@ static void test_batch_sizes(void **state)
 				int r = sigil_ed25519_verify_batch(valid, items, n, ZIP215);
 				int all = 1;
 				for (size_t i = 0; i < n; i++) {
-					int single = sigil_ed25519_verify(items[i].sig, items[i].m, items[i].mlen,
-					                                  items[i].pk, ZIP215) == 0;
+					int single = want[i] ? single_good[i] : single_bad[i];
 					if (single != want[i] || valid[i] != single)
 						fail_msg("n = %zu, same key %d, pattern %d: item %zu: batch %d, single %d, "
 						         "expected %d", n, same_key, pattern, i, valid[i], single, want[i]);
