@@ -1189,8 +1189,9 @@ static void test_batch_s_plus_L(void **state)
 }
 
 /* Batches around the chunk sizes of the batch equation (64 items: one
- * Straus multiplication of 128 points; from 128 items on, chunks of up to
- * 256 items: one Pippenger multiplication each) and their multiples: all good;
+ * Straus multiplication of 128 points; 256 items, or 224 to 255 at the
+ * end: one Pippenger multiplication of up to 512 points) and their
+ * multiples: all good;
  * one bad item first, last, on either side of each chunk boundary; every
  * item bad; one bad item in every chunk; and the same public key for every
  * item (with a bad one among them, and once a good item repeated). */
@@ -1201,8 +1202,8 @@ static void test_batch_sizes(void **state)
 	static uint8_t pk[MAXN][32], sk[MAXN][64], sig[MAXN][64], m[MAXN][24];
 	static sigil_ed25519_item items[MAXN];
 	static int valid[MAXN], want[MAXN];
-	static const size_t sizes[] = { 63, 64, 65, 127, 128, 129, 191, 192, 193, 200,
-		                                255, 256, 257, 511, 512, 513, MAXN };
+	static const size_t sizes[] = { 63, 64, 65, 127, 128, 129, 191, 192, 193, 223, 224, 225,
+		                                255, 256, 257, 479, 480, 511, 512, 513, MAXN };
 	for (int same_key = 0; same_key < 2; same_key++) {
 		uint8_t seed[32];
 		for (size_t i = 0; i < MAXN; i++) {
