@@ -4,11 +4,11 @@
  * when the build has the amd64 assembly; crypto/asm/none.c otherwise).
  * Asked by cpu.c once; CPUID is not cheap (it traps in some VMs).
  */
-#include <cpuid.h>
 #include <stddef.h>
 
 #include "fe64.h"
 #include "ge64.h"
+#include "x86_features.h"
 
 static const fe64_ops fe64_ops_adx = {
 	.mul = fe64_mul_adx,
@@ -21,14 +21,7 @@ static const fe64_ops fe64_ops_adx = {
  * ADOX). Neither needs OS support (general-purpose registers only). */
 int fe64_adx_capable(void)
 {
-	unsigned int a, b, c, d;
-	if (__get_cpuid_max(0, NULL) < 7)
-		return 0;
-	__cpuid_count(7, 0, a, b, c, d);
-	(void)a;
-	(void)c;
-	(void)d;
-	return (int)(((b >> 8) & 1) & ((b >> 19) & 1));
+	return x86_cpu_has(X86_BMI2 | X86_ADX, 0);
 }
 
 const fe64_ops *fe64_ops_asm_probe(void)

@@ -10,7 +10,6 @@
  * them on every index, ctgrind (tests/asm/ct-fe64.c) runs this one with a
  * secret index (Valgrind runs AVX2).
  */
-#include <cpuid.h>
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +17,7 @@
 #include "ct.h"
 #include "fe64.h"
 #include "ge64.h"
+#include "x86_features.h"
 
 /* A ge64_precomp is three fe64 of 32 bytes, one YMM register each:
  * (yplusx, yminusx, xy2d). The entry of rank |b| - 1 is ORed in under an
@@ -64,27 +64,11 @@ __attribute__((target("avx2"))) void ge64_scan_avx2(ge64_precomp *t, const ge64_
 	ge64_precomp_cneg(t, p, m, &d, mneg);
 }
 
-/* AVX2 needs the CPU (CPUID leaf 7 EBX bit 5) and the OS: CPUID leaf 1
- * ECX bit 27 (OSXSAVE) and bit 28 (AVX), then XCR0 bits 1 and 2 (the OS
- * saves the SSE and AVX state). */
+/* AVX2 needs the CPU and the OS, which must save the YMM state
+ * (x86_features.h). */
 static int ge64_avx2_capable(void)
 {
-	unsigned int a, b, c, d;
-	uint32_t xlo, xhi;
-	if (__get_cpuid_max(0, NULL) < 7)
-		return 0;
-	__cpuid(1, a, b, c, d);
-	if (((c >> 27) & 1) == 0 || ((c >> 28) & 1) == 0)
-		return 0;
-	__asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-	(void)xhi;
-	if ((xlo & 6) != 6)
-		return 0;
-	__cpuid_count(7, 0, a, b, c, d);
-	(void)a;
-	(void)c;
-	(void)d;
-	return (int)((b >> 5) & 1);
+	return x86_cpu_has(X86_AVX2, X86_XCR0_YMM);
 }
 
 ge64_scan_fn *ge64_scan_asm_probe(void)

@@ -31,7 +31,6 @@
  * data anyway. Static names carry the msmi_ prefix and the macros are
  * #undef'd at the end: the library is built as one translation unit.
  */
-#include <cpuid.h>
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +38,7 @@
 
 #include "fe64.h"
 #include "msm.h"
+#include "x86_features.h"
 
 #define MSMI_TARGET __attribute__((target("avx512f,avx512ifma")))
 #define MSMI_INLINE static inline __attribute__((always_inline)) MSMI_TARGET
@@ -380,30 +380,11 @@ static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 
 	}
 }
 
-/* CPUID leaf 1 ECX bit 27 OSXSAVE (XGETBV usable); XCR0 bits 1, 2 (XMM,
- * YMM) and 5, 6, 7 (opmask, ZMM0-15 upper halves, ZMM16-31): the OS saves
- * the AVX-512 state. Leaf 7 subleaf 0 EBX bit 16 AVX512F, bit 21
- * AVX512IFMA. */
+/* AVX512F and AVX512IFMA in the CPU, and the OS saves the whole AVX-512
+ * state (x86_features.h). */
 static int msmi_capable(void)
 {
-	unsigned int a, b, c, d;
-	uint32_t xcr0_lo, xcr0_hi;
-
-	if (__get_cpuid_max(0, NULL) < 7)
-		return 0;
-	__cpuid(1, a, b, c, d);
-	if (((c >> 27) & 1) == 0)
-		return 0;
-	/* XGETBV with ECX = 0 (XCR0); the mnemonic needs no -mxsave */
-	__asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-	(void)xcr0_hi;
-	if ((xcr0_lo & 0xe6) != 0xe6)
-		return 0;
-	__cpuid_count(7, 0, a, b, c, d);
-	(void)a;
-	(void)c;
-	(void)d;
-	return (int)(((b >> 16) & 1) & ((b >> 21) & 1));
+	return x86_cpu_has(X86_AVX512F | X86_AVX512IFMA, X86_XCR0_ZMM);
 }
 
 msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)

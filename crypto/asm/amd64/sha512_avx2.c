@@ -30,13 +30,13 @@
  * Static names carry the sha512v_ prefix and the macros are #undef'd at
  * the end: the library is built as one translation unit.
  */
-#include <cpuid.h>
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "sigil/crypto.h"
 #include "sha512.h"
+#include "x86_features.h"
 
 #define SHA512V_TARGET __attribute__((target("avx2,bmi,bmi2")))
 
@@ -271,29 +271,11 @@ sha512_blocks_fn *sha512_blocks_avx2_built(void)
 	return sha512_blocks_avx2;
 }
 
-/* CPUID leaf 1 ECX bit 27 OSXSAVE (XGETBV usable); XCR0 bits 1 and 2: the
- * OS saves the XMM and YMM state. Leaf 7 subleaf 0 EBX bit 5 AVX2, bit 8
- * BMI2. */
+/* AVX2 and BMI2 in the CPU, and the OS saves the YMM state
+ * (x86_features.h). */
 int sha512_avx2_capable(void)
 {
-	unsigned int a, b, c, d;
-	uint32_t xcr0_lo, xcr0_hi;
-
-	if (__get_cpuid_max(0, NULL) < 7)
-		return 0;
-	__cpuid(1, a, b, c, d);
-	if (((c >> 27) & 1) == 0)
-		return 0;
-	/* XGETBV with ECX = 0 (XCR0); the mnemonic needs no -mxsave */
-	__asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-	(void)xcr0_hi;
-	if ((xcr0_lo & 6) != 6)
-		return 0;
-	__cpuid_count(7, 0, a, b, c, d);
-	(void)a;
-	(void)c;
-	(void)d;
-	return (int)(((b >> 5) & 1) & ((b >> 8) & 1));
+	return x86_cpu_has(X86_AVX2 | X86_BMI2, X86_XCR0_YMM);
 }
 
 /* the library is one translation unit (crypto/meson.build, unity) */
