@@ -47,8 +47,8 @@ void fe64_sq_adx(uint64_t h[4], const uint64_t f[4]);
 
 /* The state of the X25519 ladder: the input x1, the two points (x2 : z2),
  * (x3 : z3), and the temporaries of one step. The assembly addresses the
- * fields at 32 i bytes, i their rank here (the generator's LADDER_FIELDS;
- * fe64.c checks the offsets). */
+ * fields at 32 i bytes, i their rank here (LADDER_FIELDS of
+ * crypto/asm/gen/formulas.py; fe64.c checks the offsets). */
 typedef struct fe64_ladder {
 	fe64 x1, x2, z2, x3, z3, a, b, c, d, aa, bb, e, da, cb, t;
 } fe64_ladder;

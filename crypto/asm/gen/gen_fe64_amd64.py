@@ -38,7 +38,8 @@ Usage: gen_fe64_amd64.py OUTPUT  (or `meson compile -C BUILD regen-asm`);
 """
 import sys
 
-import ge_formulas
+import formulas
+from formulas import LADDER_FIELDS
 
 HEADER = """\
 /* SPDX-License-Identifier: MIT */
@@ -366,37 +367,15 @@ def a24_body(o, h, aa, bb):
     for i in range(4):
         o.ins("mov", h(i) + ", " + T[i])
 
-# struct fe64_ladder of crypto/fe64.h: fifteen fe64 of 32 bytes, in order.
-LADDER_FIELDS = ["x1", "x2", "z2", "x3", "z3", "a", "b", "c", "d", "aa", "bb", "e",
-                 "da", "cb", "t"]
-
-
 def gen_ladder_step(o):
     name = "fe64_ladder_step_adx"
     o.note("void fe64_ladder_step_adx(fe64_ladder *st); rdi = st. One step of the")
     o.note("RFC 7748 ladder after the conditional swap, as fe64_ladder_step_generic.")
     prologue(o, name)
     F = {n: arg("rdi", 32 * i) for i, n in enumerate(LADDER_FIELDS)}
-    steps = [
-        ("A = x2 + z2", add_body, "a", "x2", "z2"),
-        ("B = x2 - z2", sub_body, "b", "x2", "z2"),
-        ("C = x3 + z3", add_body, "c", "x3", "z3"),
-        ("D = x3 - z3", sub_body, "d", "x3", "z3"),
-        ("AA = A^2", sq_body, "aa", "a"),
-        ("BB = B^2", sq_body, "bb", "b"),
-        ("DA = D A", mul_body, "da", "d", "a"),
-        ("CB = C B", mul_body, "cb", "c", "b"),
-        ("E = AA - BB", sub_body, "e", "aa", "bb"),
-        ("t = DA + CB", add_body, "t", "da", "cb"),
-        ("x3 = (DA + CB)^2", sq_body, "x3", "t"),
-        ("t = DA - CB", sub_body, "t", "da", "cb"),
-        ("t = (DA - CB)^2", sq_body, "t", "t"),
-        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "t", "x1"),
-        ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
-        ("t = 121666 E", mul121666_body, "t", "e"),
-        ("t = BB + 121666 E = AA + 121665 E", add_body, "t", "bb", "t"),
-        ("z2 = E (AA + a24 E)", mul_body, "z2", "t", "e"),
-    ]
+    ops = {"add": add_body, "sub": sub_body, "sq": sq_body, "mul": mul_body,
+           "mul121666": mul121666_body}
+    steps = [(s[0], ops[s[1]]) + s[2:] for s in formulas.LADDER_STEP]
     for step in steps:
         text, body, args = step[0], step[1], step[2:]
         o.blank()
@@ -568,7 +547,7 @@ def gen_ladder_bits(o):
 # Edwards points on fe64 (crypto/ge64.h): each structure is a run of fe64
 # fields of 32 bytes: p1p1 and p3 (X, Y, Z, T), p2 (X, Y, Z), precomp
 # (yplusx, yminusx, xy2d), cached (YplusX, YminusX, Z, T2d). The formulas
-# (ge_formulas.py, shared with gen_fe64_arm64.py) are those of crypto/ge.c
+# (formulas.py, shared with gen_fe64_arm64.py) are those of crypto/ge.c
 # (ref10), op for op; ge64.c's C twins follow the same sequence. Pointer arguments: rdi = r, rsi = p, rdx = q (moved to
 # rcx); temporaries on the stack (rsp + 32 i).
 GE_FIELDS = {
@@ -607,7 +586,7 @@ def gen_ge(o, name, proto, args, temps, prog):
 
 
 def gen_ge_all(o):
-    for routine in ge_formulas.routines("adx", ("rdi", "rsi", "rcx")):
+    for routine in formulas.routines("adx", ("rdi", "rsi", "rcx")):
         gen_ge(o, *routine)
 
 

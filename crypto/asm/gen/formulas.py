@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""ge_formulas.py - the ge64 point routines (crypto/ge64.h) as sequences of
-field operations, one list for every architecture: gen_fe64_amd64.py and
-gen_fe64_arm64.py turn each into assembly with their own registers.
+"""formulas.py - the X25519 ladder step (crypto/fe64.h) and the ge64 point
+routines (crypto/ge64.h) as sequences of field operations, one list for
+every architecture: gen_fe64_amd64.py and gen_fe64_arm64.py turn each into
+assembly with their own registers and operation bodies.
+
+LADDER_FIELDS: struct fe64_ladder, fifteen fe64 of 32 bytes, in order.
+LADDER_STEP: one step after the conditional swap, as
+fe64_ladder_step_generic: (comment, op, destination, sources...), op one of
+add, sub, sq, mul, mul121666.
 
 routines(suffix, regs) yields, per routine, the arguments of the
 generators' gen_ge(): name, prototype comment, arguments (register, type,
@@ -9,6 +15,30 @@ name), temporaries, and the operations (comment, op, destination,
 sources...). suffix names the routines (ge64_madd_<suffix>); regs are the
 three registers that hold r, p and q at the routine's entry.
 """
+
+LADDER_FIELDS = ["x1", "x2", "z2", "x3", "z3", "a", "b", "c", "d", "aa", "bb", "e",
+                 "da", "cb", "t"]
+
+LADDER_STEP = [
+    ("A = x2 + z2", "add", "a", "x2", "z2"),
+    ("B = x2 - z2", "sub", "b", "x2", "z2"),
+    ("C = x3 + z3", "add", "c", "x3", "z3"),
+    ("D = x3 - z3", "sub", "d", "x3", "z3"),
+    ("AA = A^2", "sq", "aa", "a"),
+    ("BB = B^2", "sq", "bb", "b"),
+    ("DA = D A", "mul", "da", "d", "a"),
+    ("CB = C B", "mul", "cb", "c", "b"),
+    ("E = AA - BB", "sub", "e", "aa", "bb"),
+    ("t = DA + CB", "add", "t", "da", "cb"),
+    ("x3 = (DA + CB)^2", "sq", "x3", "t"),
+    ("t = DA - CB", "sub", "t", "da", "cb"),
+    ("t = (DA - CB)^2", "sq", "t", "t"),
+    ("z3 = x1 (DA - CB)^2", "mul", "z3", "t", "x1"),
+    ("x2 = AA BB", "mul", "x2", "aa", "bb"),
+    ("t = 121666 E", "mul121666", "t", "e"),
+    ("t = BB + 121666 E = AA + 121665 E", "add", "t", "bb", "t"),
+    ("z2 = E (AA + a24 E)", "mul", "z2", "t", "e"),
+]
 
 
 def routines(suffix, regs):
