@@ -178,40 +178,101 @@ static void pending_add(Pending *p, const char *line, size_t len)
 	p->len += len + 1;
 }
 
+/* a line under construction in a buffer of AUDIT_LINE_MAX bytes */
+typedef struct Line {
+	char *p;
+	size_t len;
+} Line;
+
+static void put(Line *l, const char *s, size_t n)
+{
+	if (n > AUDIT_LINE_MAX - 1 - l->len)
+		n = AUDIT_LINE_MAX - 1 - l->len;
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+}
+
+static void put_str(Line *l, const char *s)
+{
+	put(l, s, strlen(s));
+}
+
+static void put_num(Line *l, long long v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		d[--i] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		d[--i] = '-';
+	put(l, d + i, sizeof(d) - i);
+}
+
+/* "YYYY-MM-DDTHH:MM:SSZ" of now, made once a second (audit lines come by
+ * the thousand a second under load) */
+static const char *utc_now(void)
+{
+	static char buf[32];
+	static time_t made = (time_t)-1;
+	struct timespec now;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_sec != made) {
+		gmtime_r(&now.tv_sec, &tm);
+		if (strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+			snprintf(buf, sizeof(buf), "?");
+		made = now.tv_sec;
+	}
+	return buf;
+}
+
 void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const char *fingerprint,
                  const char *op, const char *result, const char *why)
 {
-	char *line = ring[ring_next], e[256], w[256];
-	struct timespec now;
-	struct tm tm;
-	size_t len;
-	int n;
+	Line l = { ring[ring_next], 0 };
+	char e[256], w[256];
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
 	clean(e, sizeof(e), exe);
+	/* the same line snprintf made before: audit: time=... uid=... pid=...
+	 * exe=... key=... fp=... op=... result=...[ why="..."] */
+	put_str(&l, "audit: time=");
+	put_str(&l, utc_now());
+	put_str(&l, " uid=");
+	put_num(&l, (long long)(unsigned)uid);
+	put_str(&l, " pid=");
+	put_num(&l, (long long)(int)pid);
+	put_str(&l, " exe=");
+	put_str(&l, e);
+	put_str(&l, " key=");
+	put_str(&l, label && *label ? label : "-");
+	put_str(&l, " fp=");
+	put_str(&l, fingerprint && *fingerprint ? fingerprint : "-");
+	put_str(&l, " op=");
+	put_str(&l, op);
+	put_str(&l, " result=");
+	put_str(&l, result);
 	if (why) {
 		size_t i = 0;
 
 		for (; *why && i + 1 < sizeof(w); why++)
 			w[i++] = (*why < ' ' || *why == '"') ? '\'' : *why;
 		w[i] = '\0';
+		put_str(&l, " why=\"");
+		put_str(&l, w);
+		put_str(&l, "\"");
 	}
-	n = snprintf(line, AUDIT_LINE_MAX,
-	             "audit: time=%04d-%02d-%02dT%02d:%02d:%02dZ uid=%u pid=%d exe=%s key=%s fp=%s op=%s result=%s%s%s%s",
-	             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)uid,
-	             (int)pid, e, label && *label ? label : "-", fingerprint && *fingerprint ? fingerprint : "-", op,
-	             result, why ? " why=\"" : "", why ? w : "", why ? "\"" : "");
-	if (n < 0)
-		return;
-	len = strnlen(line, AUDIT_LINE_MAX);
+	l.p[l.len] = '\0';
 	ring_next = (ring_next + 1) % AUDIT_RING;
 	if (ring_count < AUDIT_RING)
 		ring_count++;
 	if (to_stderr)
-		log_info("%s", line);
+		log_emit_line(LOG_PRIO_INFO, l.p, l.len);
 	if (audit_fd >= 0) {
-		pending_add(&out_file, line, len);
+		pending_add(&out_file, l.p, l.len);
 		if (out_file.len >= AUDIT_PENDING_MAX)
 			audit_flush();
 	}

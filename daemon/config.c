@@ -29,6 +29,7 @@ void config_init(Config *c)
 	c->max_connections = 1000;
 	c->idle_timeout_s = 30;
 	c->shutdown_timeout_s = 10;
+	c->busy_poll_us = 50;
 	c->ssh_agent_persist = true;
 }
 
@@ -163,6 +164,7 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 		NUM("max_connections", max_connections, 1, 1u << 20)
 		NUM("idle_timeout_s", idle_timeout_s, 1, 86400)
 		NUM("shutdown_timeout_s", shutdown_timeout_s, 1, 3600)
+		NUM("busy_poll_us", busy_poll_us, 0, 1000)
 		NUM("pwhash_ops", pwhash_ops, 1, 1000)
 		NUM("pwhash_mem_kib", pwhash_mem_kib, 8, 4ull << 20)
 #undef NUM

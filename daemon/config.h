@@ -25,6 +25,7 @@ typedef struct Config {
 	unsigned max_connections;
 	unsigned idle_timeout_s;        /* to finish a frame once started */
 	unsigned shutdown_timeout_s;
+	unsigned busy_poll_us;          /* server_run(); 0: never */
 	char ssh_agent_confirm_program[256]; /* absolute path; empty: confirm constraints refused */
 	bool ssh_agent_persist;         /* keys added through the agent get a key file */
 	/* keys at rest (docs/security.md); the command line options of the

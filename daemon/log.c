@@ -35,6 +35,28 @@ void log_emit(int prio, const char *fmt, ...)
 	fprintf(stderr, "<%d>%s\n", prio, line);
 }
 
+void log_emit_line(int prio, const char *line, size_t len)
+{
+	const char *p = line, *end = line + len;
+	char pre[3] = { '<', (char)('0' + (prio & 7)), '>' };
+
+	if (prio > log_max)
+		return;
+	fwrite(pre, 1, sizeof(pre), stderr);
+	/* one event, one line, as in log_emit() */
+	while (p < end) {
+		const char *nl = p;
+
+		while (nl < end && *nl != '\n' && *nl != '\r')
+			nl++;
+		fwrite(p, 1, (size_t)(nl - p), stderr);
+		if (nl < end)
+			fputc(' ', stderr), nl++;
+		p = nl;
+	}
+	fputc('\n', stderr);
+}
+
 int error_origin_impl(int r, const char *file, int line, const char *func)
 {
 	if (r < 0)

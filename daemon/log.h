@@ -7,6 +7,8 @@
 #ifndef SIGIL_DAEMON_LOG_H
 #define SIGIL_DAEMON_LOG_H
 
+#include <stddef.h>
+
 #define LOG_PRIO_ERR 3
 #define LOG_PRIO_WARNING 4
 #define LOG_PRIO_INFO 6
@@ -14,6 +16,9 @@
 
 __attribute__((format(printf, 2, 3)))
 void log_emit(int prio, const char *fmt, ...);
+/* a line already made (len bytes, no newline needed): the same output as
+ * log_emit(prio, "%s", line) without formatting it again */
+void log_emit_line(int prio, const char *line, size_t len);
 /* messages with a priority above max are dropped (default: info) */
 void log_set_max_priority(int max);
 

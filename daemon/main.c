@@ -425,7 +425,7 @@ int main(int argc, char **argv)
 		close(notify_fd);
 	}
 
-	uv_run(server.loop, UV_RUN_DEFAULT);
+	server_run(&server);
 
 	server_deinit(&server);
 	agent_free(server.agent);

@@ -46,6 +46,9 @@ struct Agent;
 #define CONN_FRAMES_PER_TURN 64
 /* frames all connections together run in one phase of the loop (conn.c) */
 #define SERVER_FRAMES_PER_PHASE 256
+/* answers that may wait for the end of the iteration; with more, they are
+ * written after the current connection's turn (conn.c) */
+#define SERVER_FLUSH_EARLY 4
 
 #define CONN_WRITE_HIGH (1u << 20)
 #define CONN_WRITE_LOW (256u << 10)
@@ -140,6 +143,8 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 /* listen on the fd given by systemd or bind socket_path. Return: 0, SERVER_E_* or -errno */
 int server_listen(Server *s, const char *socket_path);
 void server_deinit(Server *s);
+/* run the loop until sigild stops, busy-polling briefly after answers (config busy_poll_us) */
+void server_run(Server *s);
 void server_conn_gone(Server *s, Conn *c);
 void server_maybe_finish(Server *s);
 void server_notify_status(Server *s);

@@ -1750,6 +1750,73 @@ static void test_config(void **state)
 	daemon_cleanup(&d);
 }
 
+/* CPU time (utime + stime, clock ticks) of a process */
+static long long proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	long long ut = -1, st = -1;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	/* after the comm field: state (3) ... utime (14), stime (15) */
+	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut, &st), 2);
+	return ut + st;
+}
+
+/* busy_poll_us: answers come with it at its largest and with it off, it
+ * stops after the last answer (an idle sigild uses no CPU), and values out
+ * of range are refused */
+static void test_busy_poll(void **state)
+{
+	static const char *const confs[] = { "busy_poll_us = 1000\n", "busy_poll_us = 0\n" };
+	long hz = sysconf(_SC_CLK_TCK);
+
+	for (size_t k = 0; k < 2; k++) {
+		Daemon d = { 0 };
+		Client c;
+		uint8_t pk[32], sig[64];
+		long long t0, t1;
+
+		daemon_start(&d, confs[k]);
+		client_open(&c, &d);
+		gen_key(&c, "ed25519", "bp", pk);
+		for (int i = 0; i < 200; i++) {
+			const Param p[] = { PS("key", "bp"), PB("message", (const uint8_t *)&i, sizeof(i)), PEND };
+
+			get_bin(call_ok(&c, "sign", p), "signature", sig, 64);
+			assert_int_equal(crypto_sign_verify_detached(sig, (const uint8_t *)&i, sizeof(i), pk), 0);
+		}
+		/* the connection stays open and quiet: sigild must go to sleep */
+		usleep(50 * 1000);
+		t0 = proc_cpu_ticks(d.pid);
+		usleep(1000 * 1000);
+		t1 = proc_cpu_ticks(d.pid);
+		if (t1 - t0 > hz / 20)
+			fail_msg("%s: sigild used %lld ticks (of %ld a second) in a quiet second", confs[k], t1 - t0, hz);
+		client_close(&c);
+		daemon_stop(&d);
+		daemon_cleanup(&d);
+	}
+	{
+		Daemon d = { 0 };
+
+		daemon_start(&d, "busy_poll_us = 0\n");
+		daemon_stop(&d);
+		daemon_write_config(&d, "busy_poll_us = 1001\n");
+		assert_int_equal(daemon_expect_failure(&d), 1);
+		assert_true(log_contains(&d, "sigil.conf:1: busy_poll_us must be a number from 0 to 1000"));
+		daemon_cleanup(&d);
+	}
+}
+
 /* a peer that is not allowed: refused and logged; allowed after a reload */
 static int peer_hello(const char *sock, gid_t supp, char *code, size_t code_len)
 {
@@ -1880,6 +1947,7 @@ int main(void)
 		cmocka_unit_test(test_sigterm_inflight),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_busy_poll),
 		cmocka_unit_test(test_shutdown_timeout),
 		cmocka_unit_test(test_denied_peer),
 	};
