@@ -17,6 +17,11 @@ the build directory's loadgen/ folder. The in-process figures are the
 thread's CPU time per operation (CLOCK_THREAD_CPUTIME_ID; wall time is also
 kept), comparable with the daemon's CPU time on a shared machine. With --perf, profiles sigild under
 32-connection sign load with `perf record` and writes OUT/perf-report.txt.
+Then --rounds R (default 5) interleaved rounds of the issue's three targets
+(in-process sign, sign at 1 and 32 connections, ssh-agent at 32, pipelined
+sign at 32x16), summarised as median [min .. max] over the rounds, with a
+second sigild started with busy_poll_us = 0 (sigil.conf(5)) at 1 and 32
+connections for comparison.
 About 2.5 minutes with the default 2 s per point.
 """
 import argparse
@@ -74,6 +79,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--out", default=None)
     ap.add_argument("--perf", action="store_true")
+    ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     out = os.path.abspath(a.out or os.path.join(build, "loadgen"))
@@ -108,6 +114,8 @@ def main():
             dt = (cpu_ticks(pid) - t0) / TICK
             r["daemon_cpu_s"] = dt
             r["daemon_cpu_us_per_req"] = dt * 1e6 / r["requests"]
+            if dt == 0 and r["requests"] > 1000:
+                fail("process %d used no CPU for %d requests: something else answered" % (pid, r["requests"]))
         return r
 
     try:
@@ -133,11 +141,27 @@ def main():
                              stdout=log, stderr=subprocess.STDOUT)
         procs.append(d)
         wait_socket(sock, d, "sigild")
+        # the same without busy polling (config busy_poll_us = 0), for the rounds' A/B
+        sock0 = os.path.join(tmp, "sigild-nopoll.sock")
+        state0 = os.path.join(tmp, "state-nopoll")
+        os.mkdir(state0, 0o700)
+        conf0 = os.path.join(tmp, "nopoll.conf")
+        with open(conf0, "w") as f:
+            f.write("busy_poll_us = 0\n")
+        d0 = subprocess.Popen([sigild, "--config", conf0, "--socket", sock0, "--ssh-agent-socket", "none",
+                               "--state-dir", state0,
+                               "--workers", str(ncpu), "--foreground", "--ephemeral", "--allow-unlocked-memory"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(d0)
+        wait_socket(sock0, d0, "sigild (busy_poll_us = 0)")
         # stock ssh-agent with a fresh Ed25519 key
         asock = os.path.join(tmp, "ssh-agent.sock")
         ag = subprocess.Popen([ssh_agent, "-D", "-a", asock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(ag)
         wait_socket(asock, ag, "ssh-agent")
+        time.sleep(0.1)
+        if ag.poll() is not None:
+            fail("ssh-agent exited (status %s): is %s taken?" % (ag.returncode, asock))
         keyf = os.path.join(tmp, "id_ed25519")
         subprocess.run([ssh_keygen, "-q", "-t", "ed25519", "-N", "", "-f", keyf], check=True)
         for s in (asock, ssock):
@@ -146,6 +170,7 @@ def main():
         # keys (sigil-loadgen creates them when missing)
         run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign", "--seconds", "0.2"])
         run_lg(["--socket", sock, "--key", "lg-x", "--op", "dh", "--seconds", "0.2"])
+        run_lg(["--socket", sock0, "--key", "lg-ed", "--op", "sign", "--seconds", "0.2"])
 
         def inproc():
             for op in ("sign", "verify", "dh"):
@@ -173,6 +198,21 @@ def main():
                                             "--batch", "64", "--connections", str(min(c, ncpu))], d.pid),
                                     target="sigild"))
         inproc()
+        # the issue's three targets again, in interleaved rounds: each
+        # round has its own in-process sign time and ssh-agent figure, and
+        # the summary reports the rounds' median with their spread
+        for i in range(a.rounds):
+            rnd = {"inproc_sign_us": run_lg(["--op", "inproc-sign", "--seconds", "1"])["cpu_ns_per_op"] / 1000.0}
+            rnd["sigild_1"] = run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign"], d.pid)
+            rnd["sigild_32"] = run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign", "--connections", "32"],
+                                      d.pid)
+            rnd["ssh_agent_32"] = run_lg(["--ssh-agent", "--socket", asock, "--connections", "32"], ag.pid)
+            rnd["nopoll_1"] = run_lg(["--socket", sock0, "--key", "lg-ed", "--op", "sign"], d0.pid)
+            rnd["nopoll_32"] = run_lg(["--socket", sock0, "--key", "lg-ed", "--op", "sign", "--connections", "32"],
+                                      d0.pid)
+            rnd["sigild_32x16"] = run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign", "--connections", "32",
+                                          "--depth", "16"], d.pid)
+            res.setdefault("rounds", []).append(rnd)
         if a.perf:
             perf = need(shutil.which("perf"), "perf")
             data = os.path.join(out, "perf.data")
@@ -220,6 +260,29 @@ def main():
     s32, a32, s1 = pick("sigild", c=32), pick("ssh-agent", c=32), pick("sigild", c=1)
     best = max(r["requests_per_s"] for r in res["runs"] if r["target"] == "sigild" and r["op"] == "sign")
     cpu_per = [r["daemon_cpu_us_per_req"] for r in res["runs"] if r["target"] == "sigild" and r["op"] == "sign"]
+    def med(xs):
+        xs = sorted(xs)
+        return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+    rounds = res.get("rounds", [])
+    rt = {
+        "ratio_32": [r["sigild_32"]["requests_per_s"] / r["ssh_agent_32"]["requests_per_s"] for r in rounds],
+        "sigild_32": [r["sigild_32"]["requests_per_s"] for r in rounds],
+        "ssh_agent_32": [r["ssh_agent_32"]["requests_per_s"] for r in rounds],
+        "cpu_over_inproc_32x16": [r["sigild_32x16"]["daemon_cpu_us_per_req"] / r["inproc_sign_us"] for r in rounds],
+        "cpu_over_inproc_32": [r["sigild_32"]["daemon_cpu_us_per_req"] / r["inproc_sign_us"] for r in rounds],
+        "p99_1": [r["sigild_1"]["p99_us"] for r in rounds],
+        "p99_1_bound": [3 * r["inproc_sign_us"] + 50 for r in rounds],
+        "p99_1_over_bound": [r["sigild_1"]["p99_us"] / (3 * r["inproc_sign_us"] + 50) for r in rounds],
+        "inproc_sign_us": [r["inproc_sign_us"] for r in rounds],
+        "nopoll_ratio_32": [r["nopoll_32"]["requests_per_s"] / r["ssh_agent_32"]["requests_per_s"] for r in rounds],
+        "nopoll_p99_1": [r["nopoll_1"]["p99_us"] for r in rounds],
+        "p50_1": [r["sigild_1"]["p50_us"] for r in rounds],
+        "nopoll_p50_1": [r["nopoll_1"]["p50_us"] for r in rounds],
+        "cpu_per_req_1": [r["sigild_1"]["daemon_cpu_us_per_req"] for r in rounds],
+        "nopoll_cpu_per_req_1": [r["nopoll_1"]["daemon_cpu_us_per_req"] for r in rounds],
+    }
+    res["rounds_summary"] = {k: {"median": med(v), "min": min(v), "max": max(v)} for k, v in rt.items() if v}
     res["targets"] = {
         "sign_32_ratio_vs_ssh_agent": s32["requests_per_s"] / a32["requests_per_s"],
         "best_sign_ratio_vs_ssh_agent_32": best / a32["requests_per_s"],
@@ -261,6 +324,24 @@ def main():
         sign_us, t["daemon_cpu_per_sign_over_inproc_min"], t["daemon_cpu_per_sign_over_inproc_at_32"]))
     print("         p99 at 1 connection = %.1f us (<= 3 x %.1f + 50 = %.1f us)" % (
         t["p99_1conn_us"], sign_us, t["p99_1conn_bound_us"]))
+    if rounds:
+        rs = res["rounds_summary"]
+
+        def show(k, fmt):
+            return (fmt + " [" + fmt + " .. " + fmt + "]") % (rs[k]["median"], rs[k]["min"], rs[k]["max"])
+        print("%d interleaved rounds, median [min .. max]:" % len(rounds))
+        print("  sign@32: sigild %s req/s, ssh-agent %s req/s, ratio %s (>= 25x)" % (
+            show("sigild_32", "%.0f"), show("ssh_agent_32", "%.0f"), show("ratio_32", "%.1fx")))
+        print("  daemon CPU per sign / in-process sign (%s us): %s at 32x16 (<= 1.3x), %s at 32x1" % (
+            show("inproc_sign_us", "%.1f"), show("cpu_over_inproc_32x16", "%.2fx"),
+            show("cpu_over_inproc_32", "%.2fx")))
+        print("  p99 at 1 connection: %s us, bound 3 x sign + 50 = %s us, p99/bound %s (<= 1)" % (
+            show("p99_1", "%.1f"), show("p99_1_bound", "%.1f"), show("p99_1_over_bound", "%.2f")))
+        print("  busy_poll_us = 0 instead: sign@32 ratio %s; 1 connection p50 %s us (with: %s), p99 %s us; "
+              "daemon CPU per request at 1 connection %s us (with: %s)" % (
+                  show("nopoll_ratio_32", "%.1fx"), show("nopoll_p50_1", "%.1f"), show("p50_1", "%.1f"),
+                  show("nopoll_p99_1", "%.1f"), show("nopoll_cpu_per_req_1", "%.1f"),
+                  show("cpu_per_req_1", "%.1f")))
     if "perf_run" in res:
         print("perf: %s/perf-report.txt" % out)
     print("wrote %s, %s, %s" % (os.path.join(out, "loadgen.json"), tsv, png))
