@@ -50,13 +50,6 @@ struct sigil_client {
 	char errmsg[PROTO_MESSAGE_MAX + 64];
 };
 
-static void wipe(void *p, size_t n)
-{
-	volatile uint8_t *v = p;
-
-	while (n--)
-		*v++ = 0;
-}
 
 static sigil_error set_err(sigil_client *c, sigil_error e, const char *fmt, ...)
 {
@@ -244,7 +237,7 @@ static int flush_some(sigil_client *c)
 					size_t left = c->out.len - c->out_off;
 
 					memmove(c->out.data, c->out.data + c->out_off, left);
-					wipe(c->out.data + left, c->out_off);
+					proto_wipe(c->out.data + left, c->out_off);
 					c->out.len = left;
 					c->out_off = 0;
 				}
@@ -256,7 +249,7 @@ static int flush_some(sigil_client *c)
 	}
 	/* all sent: reuse the buffer (wiped, requests may hold seeds) */
 	if (c->out.len) {
-		wipe(c->out.data, c->out.len);
+		proto_wipe(c->out.data, c->out.len);
 		c->out.len = 0;
 		c->out_off = 0;
 	}
@@ -449,7 +442,7 @@ static sigil_error client_run(sigil_client *c, const Run *run, size_t n, size_t 
 out:
 	free(answered);
 	/* answers may hold a shared secret (dh): wipe what recv() wrote */
-	wipe(buf, buf_used);
+	proto_wipe(buf, buf_used);
 	return e;
 }
 

@@ -289,7 +289,7 @@ int proto_request_encode(ProtoBuf *out, const ProtoRequest *req)
 	if (r < 0) {
 		/* drop the partial frame; it may hold a seed */
 		if (out->len > old)
-			proto__wipe(out->data + old, out->len - old);
+			proto_wipe(out->data + old, out->len - old);
 		out->len = old;
 	}
 	return r;
@@ -823,8 +823,8 @@ void proto_response_deinit(ProtoResponse *resp)
 		free(priv);
 	}
 	if (resp->method == PROTO_METHOD_DH)
-		proto__wipe(resp->u.dh.shared_secret, sizeof(resp->u.dh.shared_secret));
+		proto_wipe(resp->u.dh.shared_secret, sizeof(resp->u.dh.shared_secret));
 	if (resp->method == PROTO_METHOD_KEY_EXPORT)
-		proto__wipe(resp->u.key_export.seed, sizeof(resp->u.key_export.seed));
+		proto_wipe(resp->u.key_export.seed, sizeof(resp->u.key_export.seed));
 	resp->priv = NULL;
 }

@@ -171,7 +171,7 @@ int proto_response_encode(ProtoBuf *out, const ProtoResponse *resp)
 		    pack_result(&pk, resp);
 	if (r) {
 		if (out->data)
-			proto__wipe(out->data + len0, out->len - len0);
+			proto_wipe(out->data + len0, out->len - len0);
 		out->len = len0;
 		return -ENOMEM;
 	}

@@ -12,8 +12,6 @@
 /* ProtoSignMode / ProtoPolicy from a wire name, or -1 */
 int proto__mode_from_name(const char *s, size_t n);
 int proto__policy_from_name(const char *s, size_t n);
-/* a wipe the compiler keeps */
-void proto__wipe(void *p, size_t n);
 /* append n bytes; Return: 0 or -ENOMEM */
 int proto__buf_append(ProtoBuf *b, const void *data, size_t n);
 

@@ -47,7 +47,7 @@ ProtoReader *proto_reader_free(ProtoReader *r)
 {
 	if (r) {
 		if (r->buf) {
-			proto__wipe(r->buf, r->cap);
+			proto_wipe(r->buf, r->cap);
 			free(r->buf);
 		}
 		free(r);
@@ -206,7 +206,7 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n)
 		r->len -= r->start;
 		r->start = 0;
 		/* consumed frames may have carried seeds: do not leave copies */
-		proto__wipe(r->buf + r->len, old_len - r->len);
+		proto_wipe(r->buf + r->len, old_len - r->len);
 	}
 	if (n > r->cap - r->len) {
 		size_t cap = r->cap ? r->cap : 4096;
@@ -222,7 +222,7 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n)
 			return -ENOMEM;
 		if (r->buf) {
 			memcpy(p, r->buf, r->len);
-			proto__wipe(r->buf, r->cap);
+			proto_wipe(r->buf, r->cap);
 			free(r->buf);
 		}
 		r->buf = p;

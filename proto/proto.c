@@ -128,13 +128,17 @@ bool proto_label_valid(const char *s, size_t n)
 }
 
 /* Wipe memory the compiler may not elide (proto does not link the crypto
- * library; it is a leaf below the daemon). */
-void proto__wipe(void *p, size_t n)
+ * library; it is a leaf below the daemon): memset, then an empty asm that
+ * takes the pointer and clobbers memory, so the stores must happen (as
+ * sigil_wipe in crypto/util.c). A byte-at-a-time volatile loop did the same
+ * ten times slower: wiping the 4 KiB frame-check reader twice per answer
+ * was 14-19% of a libsigil client's CPU time (perf, sigil-loadgen). */
+void proto_wipe(void *p, size_t n)
 {
-	volatile uint8_t *v = p;
-
-	while (n--)
-		*v++ = 0;
+	if (n == 0)
+		return;
+	memset(p, 0, n);
+	__asm__ __volatile__("" : : "r"(p) : "memory");
 }
 
 void proto_buf_init(ProtoBuf *b)
@@ -145,7 +149,7 @@ void proto_buf_init(ProtoBuf *b)
 void proto_buf_deinit(ProtoBuf *b)
 {
 	if (b->data) {
-		proto__wipe(b->data, b->cap);
+		proto_wipe(b->data, b->cap);
 		free(b->data);
 	}
 	proto_buf_init(b);
@@ -179,7 +183,7 @@ int proto__buf_append(ProtoBuf *b, const void *data, size_t n)
 			return -ENOMEM;
 		if (b->data) {
 			memcpy(p, b->data, b->len);
-			proto__wipe(b->data, b->cap);
+			proto_wipe(b->data, b->cap);
 			free(b->data);
 		}
 		b->data = p;

@@ -315,6 +315,9 @@ typedef struct ProtoBuf {
 void proto_buf_init(ProtoBuf *b);
 /* wipes and frees the contents; the buffer is empty and reusable after */
 void proto_buf_deinit(ProtoBuf *b);
+/* zero n bytes at p with stores the compiler must keep (no secret stays
+ * behind in a buffer that is freed or reused) */
+void proto_wipe(void *p, size_t n);
 /* hands the memory to the caller (free() it); the buffer is empty after */
 uint8_t *proto_buf_steal(ProtoBuf *b, size_t *lenp);
 
