@@ -27,6 +27,7 @@ About 2.5 minutes with the default 2 s per point.
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -73,6 +74,14 @@ def cpu_ticks(pid):
     return int(rest[11]) + int(rest[12])
 
 
+def machine_ticks():
+    """(busy, total) clock ticks of all CPUs from /proc/stat"""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)  # idle + iowait
+    return sum(v) - idle, sum(v)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(SRC, "build-loadgen"))
@@ -105,11 +114,18 @@ def main():
 
     def run_lg(args, pid=None):
         t0 = cpu_ticks(pid) if pid else 0
+        m0 = machine_ticks()
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run([lg, "--json", "--seconds", str(a.seconds)] + args,
                            capture_output=True, text=True, timeout=a.seconds + 60)
         if p.returncode != 0:
             fail("sigil-loadgen %s: %s" % (" ".join(args), p.stderr.strip()))
         r = json.loads(p.stdout)
+        m1 = machine_ticks()
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # the whole machine's CPUs: busy share, and sigil-loadgen's own CPU
+        r["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+        r["loadgen_cpu_s"] = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
         if pid:
             dt = (cpu_ticks(pid) - t0) / TICK
             r["daemon_cpu_s"] = dt
@@ -275,6 +291,10 @@ def main():
         "p99_1_bound": [3 * r["inproc_sign_us"] + 50 for r in rounds],
         "p99_1_over_bound": [r["sigild_1"]["p99_us"] / (3 * r["inproc_sign_us"] + 50) for r in rounds],
         "inproc_sign_us": [r["inproc_sign_us"] for r in rounds],
+        "machine_busy_32": [r["sigild_32"]["machine_busy"] for r in rounds],
+        "sigild_cpus_32": [r["sigild_32"]["daemon_cpu_s"] / r["sigild_32"]["seconds"] for r in rounds],
+        "loadgen_cpus_32": [r["sigild_32"]["loadgen_cpu_s"] / r["sigild_32"]["seconds"] for r in rounds],
+        "loadgen_us_per_req_32": [r["sigild_32"]["loadgen_cpu_s"] * 1e6 / r["sigild_32"]["requests"] for r in rounds],
         "nopoll_ratio_32": [r["nopoll_32"]["requests_per_s"] / r["ssh_agent_32"]["requests_per_s"] for r in rounds],
         "nopoll_p99_1": [r["nopoll_1"]["p99_us"] for r in rounds],
         "p50_1": [r["sigild_1"]["p50_us"] for r in rounds],
@@ -332,6 +352,9 @@ def main():
         print("%d interleaved rounds, median [min .. max]:" % len(rounds))
         print("  sign@32: sigild %s req/s, ssh-agent %s req/s, ratio %s (>= 25x)" % (
             show("sigild_32", "%.0f"), show("ssh_agent_32", "%.0f"), show("ratio_32", "%.1fx")))
+        print("  during sign@32: the machine's %d CPUs %s busy; sigild used %s CPUs, sigil-loadgen %s CPUs "
+              "(%s us a request)" % (ncpu, show("machine_busy_32", "%.2f"), show("sigild_cpus_32", "%.2f"),
+                                     show("loadgen_cpus_32", "%.2f"), show("loadgen_us_per_req_32", "%.1f")))
         print("  daemon CPU per sign / in-process sign (%s us): %s at 32x16 (<= 1.3x), %s at 32x1" % (
             show("inproc_sign_us", "%.1f"), show("cpu_over_inproc_32x16", "%.2fx"),
             show("cpu_over_inproc_32", "%.2fx")))

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -102,6 +103,9 @@ static pid_t daemon_exec(Daemon *d, const char *const *extra)
 		const char *argv[32];
 		int n = 0, fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
+		/* a failed test leaves cmocka's test function without daemon_stop():
+		 * sigild must not outlive the test program */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
