@@ -21,7 +21,9 @@ Then --rounds R (default 5) interleaved rounds of the issue's three targets
 (in-process sign, sign at 1 and 32 connections, ssh-agent at 32, pipelined
 sign at 32x16), summarised as median [min .. max] over the rounds, with a
 second sigild started with busy_poll_us = 0 (sigil.conf(5)) at 1 and 32
-connections for comparison.
+connections for comparison, and tests/bench/wakeup-floor at 32
+connections: the CPU an epoll server that only reads and answers spends per
+depth-1 request (the kernel's floor under sigild's CPU per request).
 About 2.5 minutes with the default 2 s per point.
 """
 import argparse
@@ -95,6 +97,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     lg = need(os.path.join(build, "tests/bench/sigil-loadgen"), "sigil-loadgen (ninja -C BUILD tests/bench/sigil-loadgen)")
     sigild = need(os.path.join(build, "daemon/sigild"), "sigild (ninja -C BUILD daemon/sigild)")
+    floor = need(os.path.join(build, "tests/bench/wakeup-floor"), "wakeup-floor (ninja -C BUILD tests/bench/wakeup-floor)")
     ssh_agent = need(shutil.which("ssh-agent"), "ssh-agent (openssh-client)")
     ssh_add = need(shutil.which("ssh-add"), "ssh-add (openssh-client)")
     ssh_keygen = need(shutil.which("ssh-keygen"), "ssh-keygen (openssh-client)")
@@ -226,6 +229,11 @@ def main():
             rnd["nopoll_1"] = run_lg(["--socket", sock0, "--key", "lg-ed", "--op", "sign"], d0.pid)
             rnd["nopoll_32"] = run_lg(["--socket", sock0, "--key", "lg-ed", "--op", "sign", "--connections", "32"],
                                       d0.pid)
+            fl = subprocess.run([floor, "--json", "--connections", "32", "--seconds", str(a.seconds)],
+                                capture_output=True, text=True, timeout=a.seconds + 60)
+            if fl.returncode != 0:
+                fail("wakeup-floor: %s" % fl.stderr.strip())
+            rnd["floor_32"] = json.loads(fl.stdout)
             rnd["sigild_32x16"] = run_lg(["--socket", sock, "--key", "lg-ed", "--op", "sign", "--connections", "32",
                                           "--depth", "16"], d.pid)
             res.setdefault("rounds", []).append(rnd)
@@ -291,6 +299,9 @@ def main():
         "p99_1_bound": [3 * r["inproc_sign_us"] + 50 for r in rounds],
         "p99_1_over_bound": [r["sigild_1"]["p99_us"] / (3 * r["inproc_sign_us"] + 50) for r in rounds],
         "inproc_sign_us": [r["inproc_sign_us"] for r in rounds],
+        "floor_us_32": [r["floor_32"]["server_cpu_us_per_req"] for r in rounds],
+        "over_floor_32": [(r["sigild_32"]["daemon_cpu_us_per_req"] - r["floor_32"]["server_cpu_us_per_req"])
+                          / r["inproc_sign_us"] for r in rounds],
         "machine_busy_32": [r["sigild_32"]["machine_busy"] for r in rounds],
         "sigild_cpus_32": [r["sigild_32"]["daemon_cpu_s"] / r["sigild_32"]["seconds"] for r in rounds],
         "loadgen_cpus_32": [r["sigild_32"]["loadgen_cpu_s"] / r["sigild_32"]["seconds"] for r in rounds],
@@ -358,6 +369,9 @@ def main():
         print("  daemon CPU per sign / in-process sign (%s us): %s at 32x16 (<= 1.3x), %s at 32x1" % (
             show("inproc_sign_us", "%.1f"), show("cpu_over_inproc_32x16", "%.2fx"),
             show("cpu_over_inproc_32", "%.2fx")))
+        print("  kernel floor (wakeup-floor, 32 x 1, a server that only reads and writes): %s us a request; "
+              "sigild at 32 x 1 minus that floor = %s the in-process sign" % (
+                  show("floor_us_32", "%.1f"), show("over_floor_32", "%.2fx")))
         print("  p99 at 1 connection: %s us, bound 3 x sign + 50 = %s us, p99/bound %s (<= 1)" % (
             show("p99_1", "%.1f"), show("p99_1_bound", "%.1f"), show("p99_1_over_bound", "%.2f")))
         print("  busy_poll_us = 0 instead: sign@32 ratio %s; 1 connection p50 %s us (with: %s), p99 %s us; "
