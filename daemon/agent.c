@@ -4,10 +4,24 @@
  * agent requests onto sigil's keystore, lifetimes and session binds
  *
  * Framing as OpenSSH: uint32 length, then the message; more than
- * AGENT_MAX_MSG bytes closes the connection. A connection has at most one
- * request in progress (a sign or an add on the worker pool); reading stops
- * meanwhile, so answers leave in request order. Anything not understood
- * gets SSH_AGENT_FAILURE and the connection lives on.
+ * AGENT_MAX_MSG bytes closes the connection. Anything not understood gets
+ * SSH_AGENT_FAILURE and the connection lives on.
+ *
+ * Signatures run inline on the loop thread, as the main socket's (issue
+ * 11, docs/throughput.md): a sign request is checked, signed, audited and
+ * answered while its frame is handled. Only a key with the confirm
+ * constraint (the confirm program runs as a child process, then the
+ * signature on the worker pool) and ssh-add (file I/O) leave the loop
+ * thread; the connection takes no further frame meanwhile, so answers stay
+ * in request order (the protocol has no ids).
+ *
+ * Answers are appended to the connection's buffer and written by
+ * agent_flush_all(), which conn_flush_all() calls after audit_flush(): an
+ * answer never leaves before its audit line, and one write carries every
+ * answer a connection got in that loop iteration. Fairness as conn.c's: a
+ * connection runs at most AGENT_FRAMES_PER_TURN frames per turn (and takes
+ * from the server's per-phase budget); the rest wait, with reading stopped,
+ * for a turn from the agent's idle handle in the next loop iteration.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +46,8 @@
 #include "policy.h"
 
 #define AGENT_MAX_BINDS 16 /* session-bind@openssh.com per connection, as OpenSSH */
+/* frames one agent connection may run per turn (as the main socket's) */
+#define AGENT_FRAMES_PER_TURN CONN_FRAMES_PER_TURN
 
 typedef struct AgentConn AgentConn;
 typedef struct AgentTimer AgentTimer;
@@ -82,11 +98,20 @@ struct AgentConn {
 	AgentConn *prev, *next;
 	uint8_t *in;          /* bytes read, not yet handled (wiped as consumed) */
 	size_t in_len, in_cap;
-	unsigned n_refs;      /* the pipe, the idle timer, the job in flight */
-	bool busy;            /* a job is on the worker pool */
-	size_t write_bytes;   /* answers not yet written (back-pressure at CONN_WRITE_HIGH) */
+	unsigned n_refs;      /* the pipe, the idle timer, the job in flight, the dirty and resume lists */
+	bool busy;            /* a job is on the worker pool, or the confirm program runs */
+	size_t write_bytes;   /* answers not yet written: out_len + the write in progress
+	                       * (back-pressure at CONN_WRITE_HIGH) */
+	uint8_t *out;         /* framed answers waiting for agent_flush_all() */
+	size_t out_len, out_cap;
+	struct AgentWrite *writing; /* the one uv_write in progress, or NULL */
+	unsigned pending;     /* answers since the last flush (max_inflight_per_conn) */
+	bool dirty;           /* on agent->dirty */
+	bool resume;          /* on agent->resume_head, waiting for a turn */
+	AgentConn *dirty_next, *resume_next;
 	bool reading;
 	bool closing;
+	bool eof;             /* the client half-closed: answer its whole frames, then close */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -107,6 +132,10 @@ struct Agent {
 	AgentTimer *timers;
 	AgentRestrict *restricts;
 	bool has_lock;        /* the agent's LOCK set server->locked with this passphrase */
+	AgentConn *dirty;     /* connections with answers to write (each holds a ref) */
+	AgentConn *resume_head, *resume_tail; /* waiting for a turn, oldest first (each holds a ref) */
+	uv_idle_t resume;     /* runs them (agent_on_resume) */
+	bool resume_init;
 	uint8_t lock_salt[16];
 	uint8_t lock_hash[32];
 };
@@ -131,6 +160,7 @@ typedef struct AgentJob {
 static uint8_t agent_read_buf[64 * 1024];
 
 static void agent_conn_process(AgentConn *c);
+static void agent_flush_early(Server *s);
 static void agent_restrict_set(Agent *a, const uint8_t pk[32], AgentRestrict *r);
 
 /* ---- replies ------------------------------------------------------------ */
@@ -142,6 +172,40 @@ typedef struct AgentWrite {
 } AgentWrite;
 
 static void agent_conn_close(AgentConn *c);
+static void agent_conn_unref(AgentConn *c);
+
+/* answers to write at the next flush (the list holds a reference) */
+static void agent_mark_dirty(AgentConn *c)
+{
+	Agent *a = c->agent;
+
+	if (c->dirty)
+		return;
+	c->dirty = true;
+	c->n_refs++;
+	c->dirty_next = a->dirty;
+	a->dirty = c;
+}
+
+static void agent_on_resume(uv_idle_t *h);
+
+/* to the end of the FIFO of connections waiting for a turn */
+static void agent_wait_turn(AgentConn *c)
+{
+	Agent *a = c->agent;
+
+	if (c->resume || !a->resume_init)
+		return;
+	c->resume = true;
+	c->n_refs++;
+	c->resume_next = NULL;
+	if (a->resume_head)
+		a->resume_tail->resume_next = c;
+	else
+		a->resume_head = c;
+	a->resume_tail = c;
+	uv_idle_start(&a->resume, agent_on_resume);
+}
 
 static void agent_on_write(uv_write_t *req, int status)
 {
@@ -149,20 +213,104 @@ static void agent_on_write(uv_write_t *req, int status)
 	AgentConn *c = req->handle->data;
 
 	c->write_bytes -= w->len;
+	c->writing = NULL;
 	sigil_wipe(w->data, w->len);
 	free(w->data);
 	free(w);
-	if (status < 0 && !c->closing)
+	if (c->closing)
+		return;
+	if (status < 0) {
 		agent_conn_close(c);
-	else if (!c->closing && !c->reading && !c->busy && c->write_bytes < CONN_WRITE_LOW)
+		return;
+	}
+	/* answers appended meanwhile go out with the next flush */
+	if (c->out_len > 0)
+		agent_mark_dirty(c);
+	if (!c->reading && !c->busy && !c->resume && c->write_bytes < CONN_WRITE_LOW)
 		agent_conn_process(c); /* a client that did not read has caught up */
 }
 
-/* send o's bytes as one framed message (o is consumed) */
-static void agent_send(AgentConn *c, AgentOut *o)
+/* hand the waiting answers to the socket: uv_try_write first, the rest to
+ * one uv_write (one in progress at a time). Return: 0 or negative errno */
+static int agent_conn_flush(AgentConn *c)
 {
 	AgentWrite *w;
 	uv_buf_t buf;
+	int r;
+
+	if (c->writing || c->out_len == 0)
+		return 0;
+	buf = uv_buf_init((char *)c->out, (unsigned)c->out_len);
+	r = uv_try_write((uv_stream_t *)&c->pipe, &buf, 1);
+	if (r < 0 && r != UV_EAGAIN)
+		return r;
+	if (r > 0) {
+		size_t n = (size_t)r;
+
+		c->write_bytes -= n;
+		memmove(c->out, c->out + n, c->out_len - n);
+		sigil_wipe(c->out + (c->out_len - n), n);
+		c->out_len -= n;
+		if (c->out_len == 0)
+			return 0;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->data = c->out;
+	w->len = c->out_len;
+	c->out = NULL;
+	c->out_len = c->out_cap = 0;
+	buf = uv_buf_init((char *)w->data, (unsigned)w->len);
+	r = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, agent_on_write);
+	if (r < 0) {
+		c->write_bytes -= w->len;
+		sigil_wipe(w->data, w->len);
+		free(w->data);
+		free(w);
+		return r;
+	}
+	c->writing = w;
+	return 0;
+}
+
+void agent_flush_all(Agent *a)
+{
+	AgentConn *list;
+
+	if (!a)
+		return;
+	list = a->dirty;
+	a->dirty = NULL;
+	while (list) {
+		AgentConn *c = list;
+		int r;
+
+		list = c->dirty_next;
+		c->dirty_next = NULL;
+		c->dirty = false;
+		c->pending = 0;
+		if (!c->closing) {
+			r = agent_conn_flush(c);
+			if (r < 0) {
+				log_warn("ssh-agent: cannot write to uid %d pid %d (%s); closing the connection",
+				         (int)c->uid, (int)c->pid, uv_strerror(r));
+				agent_conn_close(c);
+			} else if (!c->reading && !c->busy && c->write_bytes < CONN_WRITE_LOW) {
+				/* stopped for its limits: it runs again in its turn
+				 * (never from here, which may run inside a turn) */
+				agent_wait_turn(c);
+			}
+		}
+		agent_conn_unref(c);
+	}
+}
+
+/* append o's bytes as one framed message (o is consumed); written by the
+ * next agent_flush_all(), after the audit lines of this iteration */
+static void agent_send(AgentConn *c, AgentOut *o)
+{
+	Server *s = c->agent->server;
 	size_t n = o->len;
 
 	if (c->closing || o->oom) {
@@ -171,32 +319,39 @@ static void agent_send(AgentConn *c, AgentOut *o)
 		agent_out_free(o);
 		return;
 	}
-	w = calloc(1, sizeof(*w));
-	if (w)
-		w->data = malloc(n + 4);
-	if (!w || !w->data) {
-		free(w);
-		agent_out_free(o);
-		agent_conn_close(c);
-		return;
+	if (c->out_cap - c->out_len < n + 4) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		uint8_t *p;
+
+		while (cap - c->out_len < n + 4)
+			cap *= 2;
+		p = malloc(cap);
+		if (!p) {
+			agent_out_free(o);
+			agent_conn_close(c);
+			return;
+		}
+		if (c->out_len)
+			memcpy(p, c->out, c->out_len);
+		if (c->out) {
+			sigil_wipe(c->out, c->out_cap);
+			free(c->out);
+		}
+		c->out = p;
+		c->out_cap = cap;
 	}
-	w->data[0] = (uint8_t)(n >> 24);
-	w->data[1] = (uint8_t)(n >> 16);
-	w->data[2] = (uint8_t)(n >> 8);
-	w->data[3] = (uint8_t)n;
-	memcpy(w->data + 4, o->data, n);
-	w->len = n + 4;
+	c->out[c->out_len + 0] = (uint8_t)(n >> 24);
+	c->out[c->out_len + 1] = (uint8_t)(n >> 16);
+	c->out[c->out_len + 2] = (uint8_t)(n >> 8);
+	c->out[c->out_len + 3] = (uint8_t)n;
+	memcpy(c->out + c->out_len + 4, o->data, n);
+	c->out_len += n + 4;
+	c->write_bytes += n + 4;
 	agent_out_free(o);
-	buf = uv_buf_init((char *)w->data, (unsigned)w->len);
-	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, agent_on_write) < 0) {
-		sigil_wipe(w->data, w->len);
-		free(w->data);
-		free(w);
-		agent_conn_close(c);
-		return;
-	}
-	c->write_bytes += w->len;
-	c->agent->server->requests++;
+	c->pending++;
+	s->turn_requests++; /* answered, not yet written (admission, early flush: conn.c) */
+	s->requests++;
+	agent_mark_dirty(c);
 }
 
 static void agent_send_byte(AgentConn *c, uint8_t code)
@@ -642,6 +797,10 @@ static void agent_conn_unref(AgentConn *c)
 		sigil_wipe(c->in, c->in_cap);
 		free(c->in);
 	}
+	if (c->out) {
+		sigil_wipe(c->out, c->out_cap);
+		free(c->out);
+	}
 	free(c);
 }
 
@@ -964,6 +1123,14 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 			return;
 		}
 	}
+	/* the in-flight limit of the whole server, as the main socket's
+	 * admission: requests on the pool plus answers not yet written */
+	if (a->server->inflight + a->server->turn_requests >= a->server->config.max_inflight_total) {
+		log_info("ssh-agent: sign request of uid %d pid %d refused: too many requests in flight (max %u)",
+		         (int)c->uid, (int)c->pid, a->server->config.max_inflight_total);
+		agent_fail(c);
+		return;
+	}
 	{
 		char why[PROTO_MESSAGE_MAX];
 
@@ -975,6 +1142,22 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 			return;
 		}
 	}
+	if (!r || !r->confirm) {
+		/* on the loop thread: sign, audit, answer (written after the
+		 * audit line by agent_flush_all) */
+		AgentOut o = { 0 };
+		uint8_t sig[64];
+
+		sigil_ed25519_sign_expanded(sig, data, data_len, &k->secret->ed);
+		agent_audit(c, k, "ssh-sign", "ok", NULL);
+		agent_put_u8(&o, AGENT_SIGN_RESPONSE);
+		agent_put_u32(&o, 4 + 11 + 4 + 64);
+		agent_put_cstring(&o, "ssh-ed25519");
+		agent_put_string(&o, sig, 64);
+		agent_send(c, &o);
+		return;
+	}
+	/* confirm constraint: ask the confirm program, then sign on the pool */
 	j = calloc(1, sizeof(*j));
 	if (j)
 		j->msg = malloc(data_len ? data_len : 1);
@@ -987,10 +1170,7 @@ static void agent_sign(AgentConn *c, AgentIn *in)
 	j->msg_len = data_len;
 	j->kind = JOB_SIGN;
 	j->key = key_ref(k);
-	if (r && r->confirm)
-		agent_confirm(c, j);
-	else
-		agent_queue(c, j);
+	agent_confirm(c, j);
 }
 
 /* a label for an added key: its comment if that is a free valid label,
@@ -1402,7 +1582,16 @@ static void agent_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *bu
 	if (nread == 0)
 		return;
 	if (nread < 0) {
-		agent_conn_close(c);
+		if (nread != UV_EOF) {
+			agent_conn_close(c);
+			return;
+		}
+		/* EOF: the client may have half-closed after its requests */
+		uv_read_stop(stream);
+		c->reading = false;
+		c->eof = true;
+		agent_conn_process(c);
+		agent_flush_early(c->agent->server);
 		return;
 	}
 	if (c->in_len + (size_t)nread > c->in_cap) {
@@ -1430,6 +1619,7 @@ static void agent_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *bu
 	c->in_len += (size_t)nread;
 	sigil_wipe(buf->base, (size_t)nread);
 	agent_conn_process(c);
+	agent_flush_early(c->agent->server);
 }
 
 static void agent_on_idle(uv_timer_t *t)
@@ -1441,26 +1631,39 @@ static void agent_on_idle(uv_timer_t *t)
 	agent_conn_close(c);
 }
 
-/* handle whole frames until one goes to the worker pool; read more only
- * when nothing is in progress */
+/* handle whole frames until one goes to the worker pool or the turn is
+ * over (AGENT_FRAMES_PER_TURN, the server's budget, max_inflight_per_conn
+ * answers not yet written); read more only when nothing is in progress */
 static void agent_conn_process(AgentConn *c)
 {
+	Server *s = c->agent->server;
 	size_t off = 0;
+	unsigned n = 0;
+	bool turn_over = false;
 
+	if (c->resume)
+		return; /* it waits for its turn (agent_on_resume) */
 	while (!c->closing && !c->busy && c->write_bytes < CONN_WRITE_HIGH && c->in_len - off >= 4) {
 		const uint8_t *p = c->in + off;
-		uint32_t n = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+		uint32_t len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 
-		if (n > AGENT_MAX_MSG) {
+		if (len > AGENT_MAX_MSG) {
 			log_info("ssh-agent: uid %d pid %d sent a message of %u bytes (max %u); closing", (int)c->uid,
-			         (int)c->pid, (unsigned)n, AGENT_MAX_MSG);
+			         (int)c->pid, (unsigned)len, AGENT_MAX_MSG);
 			agent_conn_close(c);
 			break;
 		}
-		if (c->in_len - off - 4 < n)
+		if (c->in_len - off - 4 < len)
 			break;
-		agent_dispatch(c, p + 4, n);
-		off += 4 + (size_t)n;
+		if (n >= AGENT_FRAMES_PER_TURN || s->budget == 0 || c->pending >= s->config.max_inflight_per_conn) {
+			turn_over = true;
+			break;
+		}
+		agent_dispatch(c, p + 4, len);
+		off += 4 + (size_t)len;
+		n++;
+		if (s->budget)
+			s->budget--;
 	}
 	if (off) {
 		/* consumed bytes may hold a private key */
@@ -1472,10 +1675,26 @@ static void agent_conn_process(AgentConn *c)
 	}
 	if (c->closing)
 		return;
-	if (c->busy || c->write_bytes >= CONN_WRITE_HIGH || c->agent->server->shutting_down) {
+	if (c->eof) {
+		/* no more bytes will come: its remaining whole frames in later
+		 * turns, then close once every answer is written */
+		uv_timer_stop(&c->idle);
+		if (turn_over && !s->shutting_down)
+			agent_wait_turn(c);
+		else if (!c->busy && c->write_bytes == 0)
+			agent_conn_close(c);
+		return;
+	}
+	if (turn_over || c->busy || c->write_bytes >= CONN_WRITE_HIGH || s->shutting_down) {
 		if (c->reading) {
 			uv_read_stop((uv_stream_t *)&c->pipe);
 			c->reading = false;
+		}
+		if (turn_over && !s->shutting_down) {
+			/* the others run first; the rest of its frames wait */
+			uv_timer_stop(&c->idle);
+			agent_wait_turn(c);
+			return;
 		}
 	} else if (!c->reading) {
 		if (uv_read_start((uv_stream_t *)&c->pipe, agent_alloc, agent_on_read) < 0) {
@@ -1490,6 +1709,39 @@ static void agent_conn_process(AgentConn *c)
 			uv_timer_start(&c->idle, agent_on_idle, (uint64_t)c->agent->server->config.idle_timeout_s * 1000, 0);
 	} else {
 		uv_timer_stop(&c->idle);
+	}
+}
+
+/* once SERVER_FLUSH_EARLY answers wait, write them now (audit lines first:
+ * conn_flush_all), as the main socket does between connections' turns */
+static void agent_flush_early(Server *s)
+{
+	if (s->turn_requests >= SERVER_FLUSH_EARLY)
+		conn_flush_all(s);
+}
+
+/* the agent's idle handle: the connections waiting for a turn, in order,
+ * with a new budget (one that uses up its turn again joins the end) */
+static void agent_on_resume(uv_idle_t *h)
+{
+	Agent *a = h->data;
+	Server *s = a->server;
+	AgentConn *list = a->resume_head;
+
+	uv_idle_stop(h);
+	a->resume_head = a->resume_tail = NULL;
+	s->budget = SERVER_FRAMES_PER_PHASE;
+	while (list) {
+		AgentConn *c = list;
+
+		list = c->resume_next;
+		c->resume_next = NULL;
+		c->resume = false;
+		if (!c->closing) {
+			agent_conn_process(c);
+			agent_flush_early(s);
+		}
+		agent_conn_unref(c);
 	}
 }
 
@@ -1657,6 +1909,9 @@ int agent_listen(Server *s, const char *path)
 		s->agent = a;
 		return r;
 	}
+	uv_idle_init(s->loop, &a->resume);
+	a->resume.data = a;
+	a->resume_init = true;
 	a->listening = true;
 	s->agent = a;
 	return 0;
@@ -1675,6 +1930,28 @@ void agent_close(Agent *a)
 		agent_conn_close(a->conns);
 	while (a->timers)
 		agent_timer_unlink(a, a->timers);
+	/* the closed connections' places in the lists */
+	while (a->dirty) {
+		AgentConn *c = a->dirty;
+
+		a->dirty = c->dirty_next;
+		c->dirty_next = NULL;
+		c->dirty = false;
+		agent_conn_unref(c);
+	}
+	while (a->resume_head) {
+		AgentConn *c = a->resume_head;
+
+		a->resume_head = c->resume_next;
+		c->resume_next = NULL;
+		c->resume = false;
+		agent_conn_unref(c);
+	}
+	a->resume_tail = NULL;
+	if (a->resume_init) {
+		uv_idle_stop(&a->resume);
+		uv_close((uv_handle_t *)&a->resume, NULL);
+	}
 }
 
 void agent_free(Agent *a)

@@ -3,9 +3,11 @@
  * agent.h - sigild's ssh-agent socket: the OpenSSH agent protocol
  * (draft-miller-ssh-agent / PROTOCOL.agent) for sigil's Ed25519 keys
  *
- * Runs on the loop thread; signatures and key imports go to the worker
- * pool like the main socket's. One request per connection is in progress
- * at a time, so answers leave in request order (docs/ssh-agent.md).
+ * Runs on the loop thread: signatures inline like the main socket's;
+ * key imports, and signatures by keys with the confirm constraint, on the
+ * worker pool (one at a time per connection). Answers stay in request
+ * order and are written by agent_flush_all() after their audit lines
+ * (docs/ssh-agent.md).
  */
 #ifndef SIGIL_DAEMON_AGENT_H
 #define SIGIL_DAEMON_AGENT_H
@@ -21,6 +23,9 @@ typedef struct Agent Agent;
  * Return: 0, SERVER_E_IN_USE, SERVER_E_BAD_PATH or negative errno.
  */
 int agent_listen(Server *s, const char *path);
+/* write the agent connections' waiting answers (one write each); called by
+ * conn_flush_all() after audit_flush(). NULL is a no-op */
+void agent_flush_all(Agent *a);
 /* stop listening, close every agent connection and lifetime timer */
 void agent_close(Agent *a);
 /* after the loop ended: unlink the socket, free; NULL is a no-op */

@@ -28,6 +28,7 @@
 
 #include <sigil/crypto.h>
 
+#include "agent.h"
 #include "audit.h"
 #include "log.h"
 #include "server.h"
@@ -239,6 +240,7 @@ void conn_flush_all(Server *s)
 	audit_flush();
 	s->dirty = NULL;
 	s->turn_requests = 0;
+	agent_flush_all(s->agent); /* the ssh-agent socket's answers (agent.c) */
 	while (list) {
 		Conn *c = list;
 

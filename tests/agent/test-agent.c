@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -1126,12 +1127,333 @@ static void test_backpressure(void **state)
 	assert_int_equal(run("ssh-add -D"), 0);
 }
 
+/* ---- signing on the loop thread: pipelines, confirm, unlock ------------------ */
+
+/* add (pk, sk) over fd with the raw protocol, with the confirm constraint if
+ * asked; assert SUCCESS */
+static void raw_add(int fd, const uint8_t pk[32], const uint8_t sk[64], const char *comment, bool confirm)
+{
+	Buf b = { .n = 0 };
+
+	b.d[b.n++] = confirm ? 25 : 17;
+	put_str(&b, "ssh-ed25519", 11);
+	put_str(&b, pk, 32);
+	put_str(&b, sk, 64);
+	put_str(&b, comment, strlen(comment));
+	if (confirm)
+		b.d[b.n++] = 2; /* SSH_AGENT_CONSTRAIN_CONFIRM */
+	send_msg(fd, &b);
+	assert_int_equal(recv_msg(fd, reply, sizeof(reply)), 1);
+	assert_int_equal(reply[0], 6);
+}
+
+/* append one framed SIGN_REQUEST for pk over msg to all */
+static void put_sign_request(uint8_t *all, size_t *n, size_t cap, const uint8_t pk[32], const char *msg)
+{
+	Buf one = { .n = 0 };
+
+	one.d[one.n++] = 13;
+	put_blob(&one, pk);
+	put_str(&one, msg, strlen(msg));
+	put_u32(&one, 0);
+	assert_true(*n + 4 + one.n <= cap);
+	all[*n + 0] = (uint8_t)(one.n >> 24);
+	all[*n + 1] = (uint8_t)(one.n >> 16);
+	all[*n + 2] = (uint8_t)(one.n >> 8);
+	all[*n + 3] = (uint8_t)one.n;
+	memcpy(all + *n + 4, one.d, one.n);
+	*n += 4 + one.n;
+}
+
+/* the reply in reply[0..n) is a SIGN_RESPONSE with a valid signature of msg by pk */
+static bool sign_reply_valid(ssize_t n, const uint8_t pk[32], const char *msg)
+{
+	return n == 1 + 4 + 4 + 11 + 4 + 64 && reply[0] == 14 && get_u32(reply + 1) == 83 &&
+	       memcmp(reply + 9, "ssh-ed25519", 11) == 0 && get_u32(reply + 20) == 64 &&
+	       crypto_sign_verify_detached(reply + 24, (const uint8_t *)msg, strlen(msg), pk) == 0;
+}
+
+/* 500 sign requests in one write: 500 valid signatures, in request order
+ * (each message differs, so a signature verifies only in its place) */
+static void test_pipelined_signs(void **state)
+{
+	enum { N = 500 };
+	static uint8_t all[N * 128];
+	uint8_t pk[32], sk[64];
+	size_t n = 0;
+	int fd = connect_unix(agent_sock), good = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(sodium_init() >= 0, 1);
+	crypto_sign_keypair(pk, sk);
+	raw_add(fd, pk, sk, "pipe", false);
+	for (int i = 0; i < N; i++) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "pipelined request %d", i);
+		put_sign_request(all, &n, sizeof(all), pk, msg);
+	}
+	write_all(fd, all, n);
+	for (int i = 0; i < N; i++) {
+		char msg[64];
+		ssize_t k = recv_msg(fd, reply, sizeof(reply));
+
+		snprintf(msg, sizeof(msg), "pipelined request %d", i);
+		if (sign_reply_valid(k, pk, msg))
+			good++;
+		else
+			print_message("# answer %d: %zd bytes, type %d: not a valid signature of its request\n", i, k,
+			              k > 0 ? reply[0] : -1);
+	}
+	assert_int_equal(good, N);
+	close(fd);
+	/* a few requests, then the client half-closes at once: every answer
+	 * still comes, then sigild closes */
+	for (int m = 1; m <= 3; m++) {
+		fd = connect_unix(agent_sock);
+		assert_true(fd >= 0);
+		n = 0;
+		for (int i = 0; i < m; i++) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "half-closed request %d", i);
+			put_sign_request(all, &n, sizeof(all), pk, msg);
+		}
+		write_all(fd, all, n);
+		assert_int_equal(shutdown(fd, SHUT_WR), 0);
+		good = 0;
+		for (int i = 0; i < m; i++) {
+			char msg[64];
+			ssize_t k = recv_msg(fd, reply, sizeof(reply));
+
+			snprintf(msg, sizeof(msg), "half-closed request %d", i);
+			good += sign_reply_valid(k, pk, msg);
+		}
+		assert_int_equal(good, m);
+		assert_int_equal(recv_msg(fd, reply, sizeof(reply)), -1);
+		close(fd);
+	}
+	fd = -1;
+	sodium_memzero(sk, sizeof(sk));
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
+/* pipelined requests for a plain key and a key with the confirm constraint
+ * (whose signatures wait for the confirm program): answers in request
+ * order, with the program saying yes, then no */
+static void test_pipelined_confirm_mix(void **state)
+{
+	enum { N = 24 };
+	static uint8_t all[N * 128];
+	uint8_t ppk[32], psk[64], cpk[32], csk[64];
+	int fd = connect_unix(agent_sock);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(sodium_init() >= 0, 1);
+	crypto_sign_keypair(ppk, psk);
+	crypto_sign_keypair(cpk, csk);
+	raw_add(fd, ppk, psk, "mix-plain", false);
+	raw_add(fd, cpk, csk, "mix-confirm", true);
+	for (int yes = 1; yes >= 0; yes--) {
+		size_t n = 0;
+		int good = 0;
+
+		assert_int_equal(run("echo %d > answer && rm -f confirm.log", yes ? 0 : 1), 0);
+		/* plain, plain, confirm, identities, ... */
+		for (int i = 0; i < N; i++) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "mixed %d request %d", yes, i);
+			if (i % 4 == 3) {
+				uint8_t id[5] = { 0, 0, 0, 1, 11 };
+
+				assert_true(n + 5 <= sizeof(all));
+				memcpy(all + n, id, 5);
+				n += 5;
+			} else {
+				put_sign_request(all, &n, sizeof(all), i % 4 == 2 ? cpk : ppk, msg);
+			}
+		}
+		write_all(fd, all, n);
+		for (int i = 0; i < N; i++) {
+			char msg[64];
+			ssize_t k = recv_msg(fd, reply, sizeof(reply));
+			bool ok;
+
+			snprintf(msg, sizeof(msg), "mixed %d request %d", yes, i);
+			if (i % 4 == 3)
+				ok = k > 5 && reply[0] == 12 && get_u32(reply + 1) == 2;
+			else if (i % 4 == 2 && !yes)
+				ok = k == 1 && reply[0] == 5;
+			else
+				ok = sign_reply_valid(k, i % 4 == 2 ? cpk : ppk, msg);
+			if (!ok)
+				print_message("# confirm %s, answer %d: %zd bytes, type %d: not the answer to its request\n",
+				              yes ? "yes" : "no", i, k, k > 0 ? reply[0] : -1);
+			good += ok;
+		}
+		assert_int_equal(good, N);
+		/* the program was asked once per confirm-key request */
+		assert_int_equal(run("wc -l < confirm.log"), 0);
+		assert_int_equal(atoi(out), N / 4);
+	}
+	sodium_memzero(psk, sizeof(psk));
+	sodium_memzero(csk, sizeof(csk));
+	close(fd);
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
+/* one msgpack-rpc call on the main socket, hand-encoded: [0, id, method,
+ * [{"passphrase": pass}]] or [0, id, method, [{}]]; send only */
+static void main_call(int fd, uint8_t id, const char *method, const char *pass)
+{
+	uint8_t m[128];
+	size_t n = 0;
+
+	assert_true(id < 128 && strlen(method) < 32 && (!pass || strlen(pass) < 32));
+	m[n++] = 0x94;
+	m[n++] = 0;
+	m[n++] = id;
+	m[n++] = (uint8_t)(0xa0 | strlen(method));
+	memcpy(m + n, method, strlen(method));
+	n += strlen(method);
+	m[n++] = 0x91;
+	if (pass) {
+		m[n++] = 0x81;
+		m[n++] = 0xa0 | 10;
+		memcpy(m + n, "passphrase", 10);
+		n += 10;
+		m[n++] = (uint8_t)(0xa0 | strlen(pass));
+		memcpy(m + n, pass, strlen(pass));
+		n += strlen(pass);
+	} else {
+		m[n++] = 0x80;
+	}
+	write_all(fd, m, n);
+}
+
+/* the answer to main_call: [1, id, nil, {}] (no error, empty result) */
+static void main_expect_ok(int fd, uint8_t id)
+{
+	uint8_t r[5], want[5] = { 0x94, 1, id, 0xc0, 0x80 };
+	size_t got = 0;
+
+	while (got < sizeof(r)) {
+		ssize_t k = read(fd, r + got, sizeof(r) - got);
+
+		assert_true(k > 0);
+		got += (size_t)k;
+	}
+	assert_memory_equal(r, want, sizeof(want));
+}
+
+static bool readable_now(int fd)
+{
+	fd_set fds;
+	struct timeval tv = { 0, 0 };
+
+	FD_ZERO(&fds);
+	FD_SET(fd, &fds);
+	return select(fd + 1, &fds, NULL, NULL, &tv) == 1;
+}
+
+/* a sigild sealed under a passphrase: while an unlock runs on the pool
+ * (Argon2id), the agent socket's sign fails (the keystore is busy); after
+ * it, the same request signs */
+static void test_sign_during_unlock(void **state)
+{
+	const char *sigild = getenv("SIGILD");
+	char sock[160], asock[160], state_dir[160], logf[160];
+	static const char msg[] = "signed through the agent during an unlock";
+	uint8_t pk[32], sk[64], all[256];
+	size_t n = 0;
+	int mfd = -1, afd = -1, st;
+	pid_t pid;
+	ssize_t k;
+
+	(void)state;
+	assert_int_equal(sodium_init() >= 0, 1);
+	snprintf(sock, sizeof(sock), "%s/sealed/run/sigild.sock", dir);
+	snprintf(asock, sizeof(asock), "%s/sealed/run/agent.sock", dir);
+	snprintf(state_dir, sizeof(state_dir), "%s/sealed/state", dir);
+	snprintf(logf, sizeof(logf), "%s/sealed.log", dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		/* Argon2id with 4 passes over 64 MiB: an unlock takes a while */
+		execl(sigild, sigild, "--socket", sock, "--ssh-agent-socket", asock, "--state-dir", state_dir,
+		      "--passphrase", "--pwhash-ops", "4", "--foreground", (char *)NULL);
+		_exit(127);
+	}
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 15000 && (mfd < 0 || afd < 0); usleep(10000)) {
+		if (mfd < 0)
+			mfd = connect_unix(sock);
+		if (afd < 0)
+			afd = connect_unix(asock);
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			fail_msg("the sealed sigild exited during start-up; log in %s", logf);
+	}
+	if (mfd < 0 || afd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the sealed sigild did not listen within 15 s");
+	}
+	/* the first unlock sets the passphrase; a key through the agent; lock */
+	main_call(mfd, 1, "unlock", "agent test");
+	main_expect_ok(mfd, 1);
+	crypto_sign_keypair(pk, sk);
+	raw_add(afd, pk, sk, "sealed", false);
+	main_call(mfd, 2, "lock", NULL);
+	main_expect_ok(mfd, 2);
+	/* the unlock, and at once a sign and a listing on the agent socket */
+	put_sign_request(all, &n, sizeof(all), pk, msg);
+	all[n++] = 0;
+	all[n++] = 0;
+	all[n++] = 0;
+	all[n++] = 1;
+	all[n++] = 11;
+	main_call(mfd, 3, "unlock", "agent test");
+	usleep(2000);
+	write_all(afd, all, n);
+	k = recv_msg(afd, reply, sizeof(reply));
+	assert_int_equal(k, 1);
+	assert_int_equal(reply[0], 5);
+	k = recv_msg(afd, reply, sizeof(reply));
+	assert_int_equal(k, 1);
+	assert_int_equal(reply[0], 5);
+	/* both were answered while the unlock still ran */
+	if (readable_now(mfd))
+		fail_msg("the unlock ended before the agent's answers: this test proved nothing (machine too fast?)");
+	main_expect_ok(mfd, 3);
+	/* unlocked: the same request signs */
+	write_all(afd, all, n);
+	k = recv_msg(afd, reply, sizeof(reply));
+	assert_true(sign_reply_valid(k, pk, msg));
+	k = recv_msg(afd, reply, sizeof(reply));
+	assert_true(k > 5 && reply[0] == 12 && get_u32(reply + 1) == 1);
+	sodium_memzero(sk, sizeof(sk));
+	close(afd);
+	close(mfd);
+	stop_second(pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_raw_protocol),
 		cmocka_unit_test(test_partial_and_hangup),
 		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_pipelined_signs),
+		cmocka_unit_test(test_pipelined_confirm_mix),
+		cmocka_unit_test(test_sign_during_unlock),
 		cmocka_unit_test(test_socket_option),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_add_list_delete),
