@@ -1305,6 +1305,68 @@ static void test_pipelined_confirm_mix(void **state)
 	assert_int_equal(run("ssh-add -D"), 0);
 }
 
+/* fairness: one client's pipeline does not hold the loop. With sigild
+ * stopped, client A queues 900 sign requests (one read's worth) and then
+ * client B one; once sigild runs again, B's signature comes after at most
+ * one phase's budget of A's (256 requests: four turns of 64), not after all
+ * 900, as the audit lines show. */
+static void test_pipeline_fairness(void **state)
+{
+	enum { N = 900 };
+	static uint8_t all[N * 80];
+	uint8_t apk[32], ask[64], bpk[32], bsk[64], one[128];
+	size_t n = 0, m = 0;
+	int a = connect_unix(agent_sock), b = connect_unix(agent_sock), before;
+
+	(void)state;
+	assert_true(a >= 0 && b >= 0);
+	assert_int_equal(sodium_init() >= 0, 1);
+	crypto_sign_keypair(apk, ask);
+	crypto_sign_keypair(bpk, bsk);
+	raw_add(a, apk, ask, "fairA", false);
+	raw_add(b, bpk, bsk, "fairB", false);
+	for (int i = 0; i < N; i++)
+		put_sign_request(all, &n, sizeof(all), apk, "a");
+	assert_true(n <= 64 * 1024); /* sigild reads 64 KiB at a time */
+	put_sign_request(one, &m, sizeof(one), bpk, "b");
+	assert_int_equal(kill(sigild_pid, SIGSTOP), 0);
+	for (uint64_t t0 = now_ms();; usleep(1000)) {
+		char path[64], st[512];
+		FILE *f;
+		size_t k;
+		const char *rp;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)sigild_pid);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		k = fread(st, 1, sizeof(st) - 1, f);
+		fclose(f);
+		st[k] = '\0';
+		rp = strrchr(st, ')');
+		if (rp && rp[1] == ' ' && rp[2] == 'T')
+			break; /* stopped */
+		assert_true(now_ms() - t0 < 10000);
+	}
+	write_all(a, all, n);
+	write_all(b, one, m);
+	assert_int_equal(kill(sigild_pid, SIGCONT), 0);
+	assert_true(sign_reply_valid(recv_msg(b, reply, sizeof(reply)), bpk, "b"));
+	for (int i = 0; i < N; i++)
+		assert_true(sign_reply_valid(recv_msg(a, reply, sizeof(reply)), apk, "a"));
+	/* A's signatures audited before B's */
+	assert_int_equal(run("awk '/ key=fairA .*op=ssh-sign result=ok/ { a++ } "
+	                     "/ key=fairB .*op=ssh-sign result=ok/ { print a + 0; exit }' %s", log_path), 0);
+	before = atoi(out);
+	print_message("# %d of client A's %d signatures came before client B's\n", before, N);
+	assert_true(out[0] >= '0' && out[0] <= '9');
+	assert_true(before <= 256);
+	sodium_memzero(ask, sizeof(ask));
+	sodium_memzero(bsk, sizeof(bsk));
+	close(a);
+	close(b);
+	assert_int_equal(run("ssh-add -D"), 0);
+}
+
 /* one msgpack-rpc call on the main socket, hand-encoded: [0, id, method,
  * [{"passphrase": pass}]] or [0, id, method, [{}]]; send only */
 static void main_call(int fd, uint8_t id, const char *method, const char *pass)
@@ -1453,6 +1515,7 @@ int main(void)
 		cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_pipelined_signs),
 		cmocka_unit_test(test_pipelined_confirm_mix),
+		cmocka_unit_test(test_pipeline_fairness),
 		cmocka_unit_test(test_sign_during_unlock),
 		cmocka_unit_test(test_socket_option),
 		cmocka_unit_test(test_policy),
