@@ -403,9 +403,14 @@ static bool agent_policy_ok(const AgentConn *c, Key *k, bool count, char *why, s
 	PolicyPeer peer = { .uid = c->uid, .gid = c->gid, .pid = c->pid, .exe = c->exe };
 	Server *s = c->agent->server;
 	PolicyUse scratch = k->use;
+	bool ok = policy_check(&k->policy, count ? &k->use : &scratch, PROTO_OP_SIGN, &peer, (int64_t)time(NULL),
+	                       uv_now(s->loop), why, why_len);
 
-	return policy_check(&k->policy, count ? &k->use : &scratch, PROTO_OP_SIGN, &peer, (int64_t)time(NULL),
-	                    uv_now(s->loop), why, why_len);
+	/* a signature allowed through this socket is a use of the keys like
+	 * the main socket's: it postpones auto-lock (server.c) */
+	if (ok && count)
+		s->last_key_use_ms = uv_now(s->loop);
+	return ok;
 }
 
 static void agent_timer_closed(uv_handle_t *h)

@@ -1507,6 +1507,74 @@ static void test_sign_during_unlock(void **state)
 	stop_second(pid);
 }
 
+/* signatures through the agent socket are uses of the keys: they postpone
+ * auto-lock like the main socket's; without them it locks */
+static void test_agent_sign_postpones_auto_lock(void **state)
+{
+	const char *sigild = getenv("SIGILD");
+	char sock[160], asock[160], state_dir[160], logf[160];
+	static char log[65536];
+	static const char msg[] = "signed to keep the keys unlocked";
+	uint8_t pk[32], sk[64], all[256];
+	size_t n = 0;
+	int afd = -1, st;
+	pid_t pid;
+	ssize_t k;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(sodium_init() >= 0, 1);
+	snprintf(sock, sizeof(sock), "%s/autolock/run/sigild.sock", dir);
+	snprintf(asock, sizeof(asock), "%s/autolock/run/agent.sock", dir);
+	snprintf(state_dir, sizeof(state_dir), "%s/autolock/state", dir);
+	snprintf(logf, sizeof(logf), "%s/autolock.log", dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		execl(sigild, sigild, "--socket", sock, "--ssh-agent-socket", asock, "--state-dir", state_dir,
+		      "--auto-lock", "2s", "--foreground", (char *)NULL);
+		_exit(127);
+	}
+	for (t0 = now_ms(); now_ms() - t0 < 15000 && afd < 0; usleep(10000)) {
+		afd = connect_unix(asock);
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			fail_msg("the auto-lock sigild exited during start-up; log in %s", logf);
+	}
+	if (afd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the auto-lock sigild did not listen within 15 s");
+	}
+	crypto_sign_keypair(pk, sk);
+	raw_add(afd, pk, sk, "autolock", false);
+	put_sign_request(all, &n, sizeof(all), pk, msg);
+	/* a signature every 0.4 s for 4 s, twice the auto-lock time: all sign */
+	for (t0 = now_ms(); now_ms() - t0 < 4000; usleep(400 * 1000)) {
+		write_all(afd, all, n);
+		k = recv_msg(afd, reply, sizeof(reply));
+		if (!sign_reply_valid(k, pk, msg))
+			fail_msg("an agent sign %llu ms into a stream of signs failed: auto-lock was not postponed",
+			         (unsigned long long)(now_ms() - t0));
+	}
+	/* quiet for longer than auto_lock: locked, and the agent refuses */
+	usleep(3500 * 1000);
+	write_all(afd, all, n);
+	k = recv_msg(afd, reply, sizeof(reply));
+	assert_int_equal(k, 1);
+	assert_int_equal(reply[0], 5);
+	read_file("autolock.log", log, sizeof(log));
+	assert_non_null(strstr(log, "why=\"auto-lock\""));
+	sodium_memzero(sk, sizeof(sk));
+	close(afd);
+	stop_second(pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1517,6 +1585,7 @@ int main(void)
 		cmocka_unit_test(test_pipelined_confirm_mix),
 		cmocka_unit_test(test_pipeline_fairness),
 		cmocka_unit_test(test_sign_during_unlock),
+		cmocka_unit_test(test_agent_sign_postpones_auto_lock),
 		cmocka_unit_test(test_socket_option),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_add_list_delete),
