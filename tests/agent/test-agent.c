@@ -1421,53 +1421,74 @@ static bool readable_now(int fd)
 	return select(fd + 1, &fds, NULL, NULL, &tv) == 1;
 }
 
-/* a sigild sealed under a passphrase: while an unlock runs on the pool
- * (Argon2id), the agent socket's sign fails (the keystore is busy); after
- * it, the same request signs */
-static void test_sign_during_unlock(void **state)
+/* Start a sigild of its own under dir/NAME with both sockets and the
+ * options in opts (NULL-terminated, at most 4), its log in dir/NAME.log;
+ * connect to its main socket (*mfd, if mfd) and its agent socket (*afd).
+ * Returns its pid. */
+static pid_t spawn_with_agent(const char *name, const char *const *opts, int *mfd, int *afd)
 {
 	const char *sigild = getenv("SIGILD");
 	char sock[160], asock[160], state_dir[160], logf[160];
-	static const char msg[] = "signed through the agent during an unlock";
-	uint8_t pk[32], sk[64], all[256];
-	size_t n = 0;
-	int mfd = -1, afd = -1, st;
+	int st;
 	pid_t pid;
-	ssize_t k;
 
-	(void)state;
-	assert_int_equal(sodium_init() >= 0, 1);
-	snprintf(sock, sizeof(sock), "%s/sealed/run/sigild.sock", dir);
-	snprintf(asock, sizeof(asock), "%s/sealed/run/agent.sock", dir);
-	snprintf(state_dir, sizeof(state_dir), "%s/sealed/state", dir);
-	snprintf(logf, sizeof(logf), "%s/sealed.log", dir);
+	snprintf(sock, sizeof(sock), "%s/%s/run/sigild.sock", dir, name);
+	snprintf(asock, sizeof(asock), "%s/%s/run/agent.sock", dir, name);
+	snprintf(state_dir, sizeof(state_dir), "%s/%s/state", dir, name);
+	snprintf(logf, sizeof(logf), "%s/%s.log", dir, name);
+	if (mfd)
+		*mfd = -1;
+	*afd = -1;
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		const char *argv[16] = { sigild, "--socket", sock, "--ssh-agent-socket", asock, "--state-dir",
+			                 state_dir, "--foreground" };
+		int n = 8, fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
 
 		if (fd >= 0) {
 			dup2(fd, STDERR_FILENO);
 			close(fd);
 		}
-		/* Argon2id with 4 passes over 64 MiB: an unlock takes a while */
-		execl(sigild, sigild, "--socket", sock, "--ssh-agent-socket", asock, "--state-dir", state_dir,
-		      "--passphrase", "--pwhash-ops", "4", "--foreground", (char *)NULL);
+		for (size_t i = 0; opts && opts[i] && n < 12; i++)
+			argv[n++] = opts[i];
+		argv[n] = NULL;
+		execv(sigild, (char *const *)argv);
 		_exit(127);
 	}
-	for (uint64_t t0 = now_ms(); now_ms() - t0 < 15000 && (mfd < 0 || afd < 0); usleep(10000)) {
-		if (mfd < 0)
-			mfd = connect_unix(sock);
-		if (afd < 0)
-			afd = connect_unix(asock);
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 15000 && ((mfd && *mfd < 0) || *afd < 0); usleep(10000)) {
+		if (mfd && *mfd < 0)
+			*mfd = connect_unix(sock);
+		if (*afd < 0)
+			*afd = connect_unix(asock);
 		if (waitpid(pid, &st, WNOHANG) == pid)
-			fail_msg("the sealed sigild exited during start-up; log in %s", logf);
+			fail_msg("the %s sigild exited during start-up; log in %s", name, logf);
 	}
-	if (mfd < 0 || afd < 0) {
+	if ((mfd && *mfd < 0) || *afd < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		fail_msg("the sealed sigild did not listen within 15 s");
+		fail_msg("the %s sigild did not listen within 15 s", name);
 	}
+	return pid;
+}
+
+/* a sigild sealed under a passphrase: while an unlock runs on the pool
+ * (Argon2id), the agent socket's sign fails (the keystore is busy); after
+ * it, the same request signs */
+static void test_sign_during_unlock(void **state)
+{
+	/* Argon2id with 4 passes over 64 MiB: an unlock takes a while */
+	static const char *const opts[] = { "--passphrase", "--pwhash-ops", "4", NULL };
+	static const char msg[] = "signed through the agent during an unlock";
+	uint8_t pk[32], sk[64], all[256];
+	size_t n = 0;
+	int mfd, afd;
+	pid_t pid;
+	ssize_t k;
+
+	(void)state;
+	assert_int_equal(sodium_init() >= 0, 1);
+	pid = spawn_with_agent("sealed", opts, &mfd, &afd);
 	/* the first unlock sets the passphrase; a key through the agent; lock */
 	main_call(mfd, 1, "unlock", "agent test");
 	main_expect_ok(mfd, 1);
@@ -1511,46 +1532,19 @@ static void test_sign_during_unlock(void **state)
  * auto-lock like the main socket's; without them it locks */
 static void test_agent_sign_postpones_auto_lock(void **state)
 {
-	const char *sigild = getenv("SIGILD");
-	char sock[160], asock[160], state_dir[160], logf[160];
+	static const char *const opts[] = { "--auto-lock", "2s", NULL };
 	static char log[65536];
 	static const char msg[] = "signed to keep the keys unlocked";
 	uint8_t pk[32], sk[64], all[256];
 	size_t n = 0;
-	int afd = -1, st;
+	int afd;
 	pid_t pid;
 	ssize_t k;
 	uint64_t t0;
 
 	(void)state;
 	assert_int_equal(sodium_init() >= 0, 1);
-	snprintf(sock, sizeof(sock), "%s/autolock/run/sigild.sock", dir);
-	snprintf(asock, sizeof(asock), "%s/autolock/run/agent.sock", dir);
-	snprintf(state_dir, sizeof(state_dir), "%s/autolock/state", dir);
-	snprintf(logf, sizeof(logf), "%s/autolock.log", dir);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND, 0600);
-
-		if (fd >= 0) {
-			dup2(fd, STDERR_FILENO);
-			close(fd);
-		}
-		execl(sigild, sigild, "--socket", sock, "--ssh-agent-socket", asock, "--state-dir", state_dir,
-		      "--auto-lock", "2s", "--foreground", (char *)NULL);
-		_exit(127);
-	}
-	for (t0 = now_ms(); now_ms() - t0 < 15000 && afd < 0; usleep(10000)) {
-		afd = connect_unix(asock);
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			fail_msg("the auto-lock sigild exited during start-up; log in %s", logf);
-	}
-	if (afd < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		fail_msg("the auto-lock sigild did not listen within 15 s");
-	}
+	pid = spawn_with_agent("autolock", opts, NULL, &afd);
 	crypto_sign_keypair(pk, sk);
 	raw_add(afd, pk, sk, "autolock", false);
 	put_sign_request(all, &n, sizeof(all), pk, msg);
