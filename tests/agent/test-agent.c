@@ -32,6 +32,8 @@
 
 #include <setjmp.h>
 #include <cmocka.h>
+
+#include "harness.h"
 #include <sodium.h>
 
 static char dir[64];      /* the test's temporary directory */
@@ -1331,19 +1333,10 @@ static void test_pipeline_fairness(void **state)
 	put_sign_request(one, &m, sizeof(one), bpk, "b");
 	assert_int_equal(kill(sigild_pid, SIGSTOP), 0);
 	for (uint64_t t0 = now_ms();; usleep(1000)) {
-		char path[64], st[512];
-		FILE *f;
-		size_t k;
-		const char *rp;
+		char st = '?';
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)sigild_pid);
-		f = fopen(path, "r");
-		assert_non_null(f);
-		k = fread(st, 1, sizeof(st) - 1, f);
-		fclose(f);
-		st[k] = '\0';
-		rp = strrchr(st, ')');
-		if (rp && rp[1] == ' ' && rp[2] == 'T')
+		assert_int_equal(th_proc_stat((int)sigild_pid, &st, NULL), 0);
+		if (st == 'T')
 			break; /* stopped */
 		assert_true(now_ms() - t0 < 10000);
 	}

@@ -32,6 +32,8 @@
 
 #include <setjmp.h>
 #include <cmocka.h>
+
+#include "harness.h"
 #include <msgpack.h>
 #include <sodium.h>
 
@@ -1757,22 +1759,10 @@ static void test_config(void **state)
 /* CPU time (utime + stime, clock ticks) of a process */
 static long long proc_cpu_ticks(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	long long ut = -1, st = -1;
-	FILE *f;
-	size_t n;
+	long long t = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	assert_non_null(p);
-	/* after the comm field: state (3) ... utime (14), stime (15) */
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut, &st), 2);
-	return ut + st;
+	assert_int_equal(th_proc_stat((int)pid, NULL, &t), 0);
+	return t;
 }
 
 /* busy_poll_us: answers come with it at its largest and with it off, it

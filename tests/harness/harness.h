@@ -105,6 +105,12 @@ void th__check_alias2(th_op2 f, size_t size, const void *a, const void *b, const
 void th__check_alias3(th_op3 f, size_t size, const void *a, const void *b, const void *c, const char *name,
                       const char *file, int line);
 
+/* ---- processes -------------------------------------------------------- */
+
+/* From /proc/PID/stat: the state letter (R, S, T, ...) and utime + stime in
+ * clock ticks; either pointer may be NULL. 0, or -1 if unreadable. */
+int th_proc_stat(int pid, char *state, long long *cpu_ticks);
+
 /* ---- running ---------------------------------------------------------- */
 
 /* th_rng_init(), run the group, and on failure print the seed that reproduces it. */
