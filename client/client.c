@@ -50,7 +50,6 @@ struct sigil_client {
 	char errmsg[PROTO_MESSAGE_MAX + 64];
 };
 
-
 static sigil_error set_err(sigil_client *c, sigil_error e, const char *fmt, ...)
 {
 	va_list ap;

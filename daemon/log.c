@@ -15,6 +15,28 @@ void log_set_max_priority(int max)
 	log_max = max;
 }
 
+void log_emit_line(int prio, const char *line, size_t len)
+{
+	const char *p = line, *end = line + len;
+	char pre[3] = { '<', (char)('0' + (prio & 7)), '>' };
+
+	if (prio > log_max)
+		return;
+	fwrite(pre, 1, sizeof(pre), stderr);
+	/* one event, one line: newlines inside a message become spaces */
+	while (p < end) {
+		const char *nl = p;
+
+		while (nl < end && *nl != '\n' && *nl != '\r')
+			nl++;
+		fwrite(p, 1, (size_t)(nl - p), stderr);
+		if (nl < end)
+			fputc(' ', stderr), nl++;
+		p = nl;
+	}
+	fputc('\n', stderr);
+}
+
 void log_emit(int prio, const char *fmt, ...)
 {
 	char line[1024];
@@ -28,33 +50,7 @@ void log_emit(int prio, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	/* one event, one line: newlines inside a message become spaces */
-	for (char *p = line; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	fprintf(stderr, "<%d>%s\n", prio, line);
-}
-
-void log_emit_line(int prio, const char *line, size_t len)
-{
-	const char *p = line, *end = line + len;
-	char pre[3] = { '<', (char)('0' + (prio & 7)), '>' };
-
-	if (prio > log_max)
-		return;
-	fwrite(pre, 1, sizeof(pre), stderr);
-	/* one event, one line, as in log_emit() */
-	while (p < end) {
-		const char *nl = p;
-
-		while (nl < end && *nl != '\n' && *nl != '\r')
-			nl++;
-		fwrite(p, 1, (size_t)(nl - p), stderr);
-		if (nl < end)
-			fputc(' ', stderr), nl++;
-		p = nl;
-	}
-	fputc('\n', stderr);
+	log_emit_line(prio, line, strlen(line));
 }
 
 int error_origin_impl(int r, const char *file, int line, const char *func)
