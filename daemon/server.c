@@ -52,28 +52,21 @@ static void server_on_flush_check(uv_check_t *h)
  * sends again at once (ssh, git, a signing pipeline) from paying it. It
  * only runs while requests come, at most busy_poll_us after the last one,
  * and never with one CPU, where it would hold back the client it waits
- * for. docs/performance.md has the figures. */
+ * for. docs/throughput.md has the figures. */
 void server_run(Server *s)
 {
 	bool spin_ok = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	uint64_t spin_until = 0; /* uv_hrtime: poll without blocking until then */
 
 	for (;;) {
 		uint64_t before = s->requests;
 		uint64_t spin_ns = spin_ok ? (uint64_t)s->config.busy_poll_us * 1000 : 0;
-		uint64_t end;
+		bool spin = spin_ns && !s->shutting_down && uv_hrtime() < spin_until;
 
-		if (!uv_run(s->loop, UV_RUN_ONCE))
+		if (!uv_run(s->loop, spin ? UV_RUN_NOWAIT : UV_RUN_ONCE))
 			return;
-		if (s->requests == before || spin_ns == 0)
-			continue;
-		end = uv_hrtime() + spin_ns;
-		while (uv_hrtime() < end && !s->shutting_down) {
-			before = s->requests;
-			if (!uv_run(s->loop, UV_RUN_NOWAIT))
-				return;
-			if (s->requests != before)
-				end = uv_hrtime() + spin_ns;
-		}
+		if (s->requests != before && spin_ns)
+			spin_until = uv_hrtime() + spin_ns;
 	}
 }
 
