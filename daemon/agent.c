@@ -100,10 +100,9 @@ struct AgentConn {
 	size_t in_len, in_cap;
 	unsigned n_refs;      /* the pipe, the idle timer, the job in flight, the dirty and resume lists */
 	bool busy;            /* a job is on the worker pool, or the confirm program runs */
-	size_t write_bytes;   /* answers not yet written: out_len + the write in progress
+	size_t write_bytes;   /* answers not yet written: out.len + the write in progress
 	                       * (back-pressure at CONN_WRITE_HIGH) */
-	uint8_t *out;         /* framed answers waiting for agent_flush_all() */
-	size_t out_len, out_cap;
+	AgentOut out;         /* framed answers waiting for agent_flush_all() */
 	struct AgentWrite *writing; /* the one uv_write in progress, or NULL */
 	unsigned pending;     /* answers since the last flush (max_inflight_per_conn) */
 	bool dirty;           /* on agent->dirty */
@@ -160,7 +159,6 @@ typedef struct AgentJob {
 static uint8_t agent_read_buf[64 * 1024];
 
 static void agent_conn_process(AgentConn *c);
-static void agent_flush_early(Server *s);
 static void agent_restrict_set(Agent *a, const uint8_t pk[32], AgentRestrict *r);
 
 /* ---- replies ------------------------------------------------------------ */
@@ -224,7 +222,7 @@ static void agent_on_write(uv_write_t *req, int status)
 		return;
 	}
 	/* answers appended meanwhile go out with the next flush */
-	if (c->out_len > 0)
+	if (c->out.len > 0)
 		agent_mark_dirty(c);
 	if (!c->reading && !c->busy && !c->resume && c->write_bytes < CONN_WRITE_LOW)
 		agent_conn_process(c); /* a client that did not read has caught up */
@@ -238,9 +236,9 @@ static int agent_conn_flush(AgentConn *c)
 	uv_buf_t buf;
 	int r;
 
-	if (c->writing || c->out_len == 0)
+	if (c->writing || c->out.len == 0)
 		return 0;
-	buf = uv_buf_init((char *)c->out, (unsigned)c->out_len);
+	buf = uv_buf_init((char *)c->out.data, (unsigned)c->out.len);
 	r = uv_try_write((uv_stream_t *)&c->pipe, &buf, 1);
 	if (r < 0 && r != UV_EAGAIN)
 		return r;
@@ -248,19 +246,18 @@ static int agent_conn_flush(AgentConn *c)
 		size_t n = (size_t)r;
 
 		c->write_bytes -= n;
-		memmove(c->out, c->out + n, c->out_len - n);
-		sigil_wipe(c->out + (c->out_len - n), n);
-		c->out_len -= n;
-		if (c->out_len == 0)
+		memmove(c->out.data, c->out.data + n, c->out.len - n);
+		sigil_wipe(c->out.data + (c->out.len - n), n);
+		c->out.len -= n;
+		if (c->out.len == 0)
 			return 0;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->data = c->out;
-	w->len = c->out_len;
-	c->out = NULL;
-	c->out_len = c->out_cap = 0;
+	w->data = c->out.data;
+	w->len = c->out.len;
+	c->out = (AgentOut){ 0 };
 	buf = uv_buf_init((char *)w->data, (unsigned)w->len);
 	r = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, agent_on_write);
 	if (r < 0) {
@@ -319,35 +316,14 @@ static void agent_send(AgentConn *c, AgentOut *o)
 		agent_out_free(o);
 		return;
 	}
-	if (c->out_cap - c->out_len < n + 4) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-		uint8_t *p;
-
-		while (cap - c->out_len < n + 4)
-			cap *= 2;
-		p = malloc(cap);
-		if (!p) {
-			agent_out_free(o);
-			agent_conn_close(c);
-			return;
-		}
-		if (c->out_len)
-			memcpy(p, c->out, c->out_len);
-		if (c->out) {
-			sigil_wipe(c->out, c->out_cap);
-			free(c->out);
-		}
-		c->out = p;
-		c->out_cap = cap;
-	}
-	c->out[c->out_len + 0] = (uint8_t)(n >> 24);
-	c->out[c->out_len + 1] = (uint8_t)(n >> 16);
-	c->out[c->out_len + 2] = (uint8_t)(n >> 8);
-	c->out[c->out_len + 3] = (uint8_t)n;
-	memcpy(c->out + c->out_len + 4, o->data, n);
-	c->out_len += n + 4;
-	c->write_bytes += n + 4;
+	/* the protocol's framing is a string's: a uint32 length, the bytes */
+	agent_put_string(&c->out, o->data, n);
 	agent_out_free(o);
+	if (c->out.oom) {
+		agent_conn_close(c);
+		return;
+	}
+	c->write_bytes += n + 4;
 	c->pending++;
 	s->turn_requests++; /* answered, not yet written (admission, early flush: conn.c) */
 	s->requests++;
@@ -802,10 +778,7 @@ static void agent_conn_unref(AgentConn *c)
 		sigil_wipe(c->in, c->in_cap);
 		free(c->in);
 	}
-	if (c->out) {
-		sigil_wipe(c->out, c->out_cap);
-		free(c->out);
-	}
+	agent_out_free(&c->out);
 	free(c);
 }
 
@@ -1596,7 +1569,7 @@ static void agent_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *bu
 		c->reading = false;
 		c->eof = true;
 		agent_conn_process(c);
-		agent_flush_early(c->agent->server);
+		conn_flush_early(c->agent->server);
 		return;
 	}
 	if (c->in_len + (size_t)nread > c->in_cap) {
@@ -1624,7 +1597,7 @@ static void agent_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *bu
 	c->in_len += (size_t)nread;
 	sigil_wipe(buf->base, (size_t)nread);
 	agent_conn_process(c);
-	agent_flush_early(c->agent->server);
+	conn_flush_early(c->agent->server);
 }
 
 static void agent_on_idle(uv_timer_t *t)
@@ -1717,14 +1690,6 @@ static void agent_conn_process(AgentConn *c)
 	}
 }
 
-/* once SERVER_FLUSH_EARLY answers wait, write them now (audit lines first:
- * conn_flush_all), as the main socket does between connections' turns */
-static void agent_flush_early(Server *s)
-{
-	if (s->turn_requests >= SERVER_FLUSH_EARLY)
-		conn_flush_all(s);
-}
-
 /* the agent's idle handle: the connections waiting for a turn, in order,
  * with a new budget (one that uses up its turn again joins the end) */
 static void agent_on_resume(uv_idle_t *h)
@@ -1744,7 +1709,7 @@ static void agent_on_resume(uv_idle_t *h)
 		c->resume = false;
 		if (!c->closing) {
 			agent_conn_process(c);
-			agent_flush_early(s);
+			conn_flush_early(s);
 		}
 		agent_conn_unref(c);
 	}

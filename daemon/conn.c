@@ -43,13 +43,14 @@ typedef struct Write {
 static int conn_flush(Conn *c);
 static void conn_on_resume(uv_idle_t *h);
 
-/* Between two connections' turns: once SERVER_FLUSH_EARLY answers wait,
- * write them (and their audit lines) now rather than at the end of the
- * iteration, so that their clients run on the other CPU while this thread
- * signs for the next connections. With 32 connections at depth 1 this
- * raised sign throughput by about 14% (docs/performance.md); it costs one
- * more log write per SERVER_FLUSH_EARLY answers. */
-static void conn_flush_early(Server *s)
+/* Between two connections' turns (of either socket): once
+ * SERVER_FLUSH_EARLY answers wait, write them (and their audit lines) now
+ * rather than at the end of the iteration, so that their clients run on
+ * the other CPU while this thread signs for the next connections. With 32
+ * connections at depth 1 this raised sign throughput by about 14%
+ * (docs/throughput.md); it costs one more log write per
+ * SERVER_FLUSH_EARLY answers. */
+void conn_flush_early(Server *s)
 {
 	if (s->turn_requests >= SERVER_FLUSH_EARLY)
 		conn_flush_all(s);

@@ -170,6 +170,8 @@ void conn_process(Conn *c);
 bool conn_idle(const Conn *c);
 /* write the audit lines, then every dirty connection's answers */
 void conn_flush_all(Server *s);
+/* conn_flush_all() once SERVER_FLUSH_EARLY answers wait (between turns) */
+void conn_flush_early(Server *s);
 /* at exit: flush, then drop the references the dirty and waiting lists hold */
 void conn_release_all(Server *s);
 
