@@ -148,31 +148,30 @@ def main():
             "note": "2 CPUs shared with other jobs; time on this machine wanders by up to 50% between runs",
             "ssh_agent_version": subprocess.run(["ssh", "-V"], capture_output=True, text=True).stderr.strip(),
         }
-        # sigild, ephemeral keys, its own ssh-agent socket too
-        sock = os.path.join(tmp, "sigild.sock")
+        def start_sigild(name, agent_sock, extra, out, what):
+            """sigild on tmp/NAME.sock with state tmp/state-NAME, ephemeral keys"""
+            path = os.path.join(tmp, name + ".sock")
+            st = os.path.join(tmp, "state-" + name)
+            os.mkdir(st, 0o700)
+            p = subprocess.Popen([sigild] + extra + ["--socket", path, "--ssh-agent-socket", agent_sock,
+                                                     "--state-dir", st, "--workers", str(ncpu), "--foreground",
+                                                     "--ephemeral", "--allow-unlocked-memory"],
+                                 stdout=out, stderr=subprocess.STDOUT)
+            procs.append(p)
+            wait_socket(path, p, what)
+            return path, p
+
+        # sigild, its own ssh-agent socket too; one audit line per sign:
+        # the log grows by ~100 MB a minute; only its head is kept
         ssock = os.path.join(tmp, "sigild-agent.sock")
-        state = os.path.join(tmp, "state")
-        os.mkdir(state, 0o700)
-        # one audit line per sign: the log grows by ~100 MB a minute; only its head is kept
         log = open(os.path.join(tmp, "sigild.log"), "w")
-        d = subprocess.Popen([sigild, "--socket", sock, "--ssh-agent-socket", ssock, "--state-dir", state,
-                              "--workers", str(ncpu), "--foreground", "--ephemeral", "--allow-unlocked-memory"],
-                             stdout=log, stderr=subprocess.STDOUT)
-        procs.append(d)
-        wait_socket(sock, d, "sigild")
+        sock, d = start_sigild("sigild", ssock, [], log, "sigild")
         # the same without busy polling (config busy_poll_us = 0), for the rounds' A/B
-        sock0 = os.path.join(tmp, "sigild-nopoll.sock")
-        state0 = os.path.join(tmp, "state-nopoll")
-        os.mkdir(state0, 0o700)
         conf0 = os.path.join(tmp, "nopoll.conf")
         with open(conf0, "w") as f:
             f.write("busy_poll_us = 0\n")
-        d0 = subprocess.Popen([sigild, "--config", conf0, "--socket", sock0, "--ssh-agent-socket", "none",
-                               "--state-dir", state0,
-                               "--workers", str(ncpu), "--foreground", "--ephemeral", "--allow-unlocked-memory"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(d0)
-        wait_socket(sock0, d0, "sigild (busy_poll_us = 0)")
+        sock0, d0 = start_sigild("sigild-nopoll", "none", ["--config", conf0], subprocess.DEVNULL,
+                                 "sigild (busy_poll_us = 0)")
         # stock ssh-agent with a fresh Ed25519 key
         asock = os.path.join(tmp, "ssh-agent.sock")
         ag = subprocess.Popen([ssh_agent, "-D", "-a", asock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -274,7 +273,11 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     # summary against the issue-11 targets
-    sign_us = sorted(res["inproc"]["sign"])[len(res["inproc"]["sign"]) // 2]
+    def med(xs):
+        xs = sorted(xs)
+        return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+    sign_us = med(res["inproc"]["sign"])
     res["inproc_sign_us_median"] = sign_us
 
     def pick(target, op="sign", c=1, depth=1):
@@ -284,10 +287,6 @@ def main():
     s32, a32, s1 = pick("sigild", c=32), pick("ssh-agent", c=32), pick("sigild", c=1)
     best = max(r["requests_per_s"] for r in res["runs"] if r["target"] == "sigild" and r["op"] == "sign")
     cpu_per = [r["daemon_cpu_us_per_req"] for r in res["runs"] if r["target"] == "sigild" and r["op"] == "sign"]
-    def med(xs):
-        xs = sorted(xs)
-        return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
-
     rounds = res.get("rounds", [])
     rt = {
         "ratio_32": [r["sigild_32"]["requests_per_s"] / r["ssh_agent_32"]["requests_per_s"] for r in rounds],
