@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -372,6 +371,12 @@ def test_d3_remove_all_forwarded(tmp):
         assert label in labels, f"REMOVE_ALL from a forwarded connection deleted '{label}' ({sorted(labels)})"
     assert os.path.exists(d.keyfile("persisted")) and os.path.exists(d.keyfile("agentfile"))
     assert audit_lines(d, "ssh-remove"), "no audit line op=ssh-remove"
+    # allowed: REMOVE_ALL from an unbound connection of the owner (admin)
+    # deletes the keys it sees, key files included (ssh-add -D)
+    assert a.remove_all()
+    labels = d.labels()
+    assert "persisted" not in labels and "agentfile" not in labels, sorted(labels)
+    assert not os.path.exists(d.keyfile("persisted")) and not os.path.exists(d.keyfile("agentfile"))
     c.close()
     a.close()
     d.stop()
@@ -561,6 +566,44 @@ def test_d7_failed_main_unlocks_rate_limited(tmp):
     took = time.monotonic() - t
     assert c.call("status")["locked"] is True, "a wrong main-socket unlock unlocked an agent LOCK"
     assert took >= 1.0, f"6 wrong main-socket unlocks took {took:.3f} s (no growing delay)"
+    assert a.unlock("right")
+    c.close()
+    a.close()
+    d.stop()
+
+
+def timed_unlocks(fn, n):
+    t = time.monotonic()
+    for i in range(n):
+        fn(i)
+    return time.monotonic() - t
+
+
+def test_d7_unlock_delay_shared_and_reset(tmp):
+    d = Daemon(tmp).start()
+    a = d.agentc()
+    c = d.client()
+
+    def agent_wrong(i):
+        assert not a.unlock(f"agent-wrong{i}")
+
+    def main_wrong(i):
+        c.expect_error("denied", "unlock", {"passphrase": f"main-wrong{i}"})
+    assert a.lock("right")
+    # failures 1-3 on the agent socket, 4-6 on the main socket: with one
+    # counter the last three wait 0.4 + 0.5 + 0.6 s (0.6 s in all if each
+    # socket counted its own)
+    timed_unlocks(agent_wrong, 3)
+    took = timed_unlocks(main_wrong, 3)
+    assert c.call("status")["locked"] is True
+    assert took >= 1.0, f"failed unlocks 4-6 (main socket, after 3 on the agent socket) took {took:.3f} s"
+    # two more (0.7 + 0.8 s), then the right one resets the count: the
+    # next failure waits about 0.1 s, not 0.9 s
+    timed_unlocks(agent_wrong, 2)
+    assert a.unlock("right")
+    assert a.lock("right")
+    took = timed_unlocks(agent_wrong, 1)
+    assert took < 0.7, f"the first failed unlock after a successful one took {took:.3f} s (count not reset)"
     assert a.unlock("right")
     c.close()
     a.close()
@@ -1045,6 +1088,7 @@ TESTS = [
     test_d7_agent_lock_needs_its_passphrase_on_main,
     test_d7_failed_agent_unlocks_rate_limited,
     test_d7_failed_main_unlocks_rate_limited,
+    test_d7_unlock_delay_shared_and_reset,
     test_d7_agent_unlock_argon2id_off_the_loop,
     test_d7_agent_lock_unlock_audited,
     test_d7_agent_unlock_restarts_auto_lock,
