@@ -973,11 +973,17 @@ def test_model_uids_rule_binds_root(tmp):
     a = d.agentc()
     assert a.sign(raw_pub(upriv), b"m") is None, "root's agent sign with a key of uids=[65534]"
     a.close()
+    eseed = os.urandom(32)
+    c.call("key.import", {"type": "ed25519", "label": "xport", "seed": eseed, "exportable": True,
+                          "policy": {"uids": [PEER_UID]}})
+    msg = c.expect_error("denied", "key.export", {"label": "xport"})
+    assert "uids" in msg, msg
     r = peer(d, rpc("sign", {"key": "foruser", "message": b"user"}), rpc("dh", {"key": "xuser", "peer": opk}),
-             {"agent": "sign", "pk": raw_pub(upriv), "data": b"user agent"})
+             {"agent": "sign", "pk": raw_pub(upriv), "data": b"user agent"}, rpc("key.export", {"label": "xport"}))
     assert verify(raw_pub(upriv), ok(r[0])["signature"], b"user")
     assert ok(r[1])["shared_secret"] == other.exchange(xpriv.public_key())
     assert ok(r[2]) is not None and verify(raw_pub(upriv), ok(r[2]), b"user agent")
+    assert ok(r[3])["seed"] == eseed
     c.close()
     d.stop()
 
