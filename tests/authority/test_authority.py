@@ -12,6 +12,7 @@ defect of issue 16 (test_dN_...) and one per row of its permission model
 (test_model_...). Signatures are checked with pyca/cryptography. Output is
 TAP. Runs as root (setpriv, /proc/PID/mem).
 """
+import base64
 import json
 import os
 import re
@@ -233,6 +234,27 @@ def write_script(path, body):
     return path
 
 
+def ssh_keygen(path, comment, uid=None):
+    """ssh-keygen -t ed25519 (as uid when given): the key's raw public key."""
+    r = subprocess.run((setpriv(uid) if uid is not None else []) +
+                       ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    blob = base64.b64decode(open(path + ".pub").read().split()[1])
+    assert blob[:15] == b"\0\0\0\x0bssh-ed25519" and len(blob) == 51
+    return blob[19:]
+
+
+def ssh_add(d, *args, uid=None, home=None):
+    """The real ssh-add on sigild's agent socket; its exit status."""
+    env = dict(sigiltest.clean_env(), SSH_AUTH_SOCK=d.agent, HOME=home or d.root)
+    env.pop("SSH_ASKPASS", None)
+    env.pop("DISPLAY", None)
+    r = subprocess.run((setpriv(uid) if uid is not None else []) + ["ssh-add", *args], capture_output=True,
+                       text=True, timeout=30, env=env, stdin=subprocess.DEVNULL)
+    return r.returncode
+
+
 # ---- defect 1: agent re-ADD strips constraints
 
 def test_d1_readd_bogus_private_half(tmp):
@@ -287,11 +309,24 @@ def test_d1_readd_from_connection_that_cannot_see(tmp):
 
 def test_d2_main_sign_destination_constrained(tmp):
     d = Daemon(tmp).start()
-    host = Ed25519PrivateKey.generate()
+    # the real ssh-add -h, with a known_hosts file naming the host's key
+    host_pk = ssh_keygen(os.path.join(tmp, "hostkey"), "host")
+    kh = os.path.join(tmp, "known_hosts")
+    with open(kh, "w") as f:
+        f.write("allowed.example " + " ".join(open(os.path.join(tmp, "hostkey.pub")).read().split()[:2]) + "\n")
+    pk = ssh_keygen(os.path.join(tmp, "id_dest"), "destmain")
+    assert ssh_add(d, "-H", kh, "-h", "allowed.example", os.path.join(tmp, "id_dest")) == 0, "ssh-add -h failed"
+    assert "destmain" in d.labels()
     a = d.agentc()
-    priv, seed, pk = restricted_key(d, a, raw_pub(host), "destmain")
+    assert a.sign(pk, b"unbound") is None  # the agent socket enforces it
+    a.close()
     c = d.client()
     msg = c.expect_error("denied", "sign", {"key": "destmain", "message": b"via the main socket"})
+    assert "destination" in msg, msg
+    # the same with a key added by this test's own client
+    a = d.agentc()
+    _, _, pk2 = restricted_key(d, a, host_pk, "destmain2")
+    msg = c.expect_error("denied", "sign", {"key": "destmain2", "message": b"via the main socket"})
     assert "destination" in msg, msg
     c.close()
     a.close()
@@ -437,24 +472,31 @@ def test_d5_rekey_keeps_memory_only_keys_off_disk(tmp):
     _, s2, p2 = new_key()
     assert a.add(s1, p1, "life", lifetime=3600)
     assert a.add(s2, p2, "conf", confirm=True)
+    # and with the real ssh-add -t / -c
+    ssh_keygen(os.path.join(tmp, "id_t"), "sshlife")
+    ssh_keygen(os.path.join(tmp, "id_c"), "sshconf")
+    assert ssh_add(d, "-t", "3600", os.path.join(tmp, "id_t")) == 0
+    assert ssh_add(d, "-c", os.path.join(tmp, "id_c")) == 0
+    mem = ("life", "conf", "sshlife", "sshconf")
     c = d.client()
     kpriv = import_ed(c, "disk")
-    assert not os.path.exists(d.keyfile("life")) and not os.path.exists(d.keyfile("conf"))
+    assert set(mem) <= set(d.labels()), sorted(d.labels())
+    assert not any(os.path.exists(d.keyfile(x)) for x in mem)
     c.call("rekey")
-    assert not os.path.exists(d.keyfile("life")), "rekey wrote the lifetime-constrained key to disk"
-    assert not os.path.exists(d.keyfile("conf")), "rekey wrote the confirm-constrained key to disk"
+    for x in mem:
+        assert not os.path.exists(d.keyfile(x)), f"rekey wrote the memory-only (constrained) key '{x}' to disk"
     mk = os.path.join(tmp, "new.key")
     with open(mk, "wb") as f:
         f.write(os.urandom(32))
     os.chmod(mk, 0o600)
     c.call("rekey", {"master_key_file": mk})
-    assert not os.path.exists(d.keyfile("life")) and not os.path.exists(d.keyfile("conf"))
+    assert not any(os.path.exists(d.keyfile(x)) for x in mem)
     c.close()
     a.close()
     d.args = ["--master-key-file", mk]
     d.restart()
     labels = d.labels()
-    assert "life" not in labels and "conf" not in labels, f"memory-only keys back after a restart: {sorted(labels)}"
+    assert not set(mem) & set(labels), f"memory-only keys back after a restart: {sorted(labels)}"
     assert [k for k, _ in d.agentc().identities()] == [raw_pub(kpriv)]
     d.stop()
 
@@ -940,12 +982,8 @@ def test_model_owner_field(tmp):
     os.mkdir(keydir, 0o700)
     os.chown(keydir, PEER_UID, PEER_UID)
     kpath = os.path.join(keydir, "id_ed25519")
-    sk = subprocess.run(setpriv() + ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "uadd", "-f", kpath],
-                        capture_output=True, text=True, timeout=30)
-    assert sk.returncode == 0, sk.stderr
-    env = dict(sigiltest.clean_env(), SSH_AUTH_SOCK=d.agent, HOME=keydir)
-    sa = subprocess.run(setpriv() + ["ssh-add", kpath], capture_output=True, text=True, timeout=30, env=env)
-    assert sa.returncode == 0, sa.stderr
+    ssh_keygen(kpath, "uadd", uid=PEER_UID)
+    assert ssh_add(d, kpath, uid=PEER_UID, home=keydir) == 0, "ssh-add by the user failed"
     labels = d.labels()
     assert "uadd" in labels, sorted(labels)
     for label, owner in (("rootkey", 0), ("ugen", PEER_UID), ("uimp", PEER_UID), ("uadd", PEER_UID)):
