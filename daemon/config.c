@@ -162,17 +162,22 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 		NUM("max_inflight_per_conn", max_inflight_per_conn, 1, 1u << 20)
 		NUM("max_inflight_total", max_inflight_total, 1, 1u << 24)
 		NUM("max_connections", max_connections, 1, 1u << 20)
+		NUM("max_connections_per_uid", max_connections_per_uid, 1, 1u << 20)
 		NUM("idle_timeout_s", idle_timeout_s, 1, 86400)
 		NUM("shutdown_timeout_s", shutdown_timeout_s, 1, 3600)
 		NUM("busy_poll_us", busy_poll_us, 0, 1000)
 		NUM("pwhash_ops", pwhash_ops, 1, 1000)
 		NUM("pwhash_mem_kib", pwhash_mem_kib, 8, 4ull << 20)
 #undef NUM
-		if (strcmp(k, "allow_uids") == 0 || strcmp(k, "allow_gids") == 0) {
-			bool group = k[6] == 'g';
+		if (strcmp(k, "allow_uids") == 0 || strcmp(k, "allow_gids") == 0 || strcmp(k, "admin_uids") == 0 ||
+		    strcmp(k, "admin_gids") == 0) {
+			bool group = k[6] == 'g', admin = k[1] == 'd';
+			unsigned *ids = admin ? (group ? (unsigned *)c.admin_gids : (unsigned *)c.admin_uids)
+			                      : (group ? (unsigned *)c.allow_gids : (unsigned *)c.allow_uids);
+			size_t *n = admin ? (group ? &c.n_admin_gids : &c.n_admin_uids)
+			                  : (group ? &c.n_allow_gids : &c.n_allow_uids);
 
-			if (parse_ids(v, group, group ? (unsigned *)c.allow_gids : (unsigned *)c.allow_uids,
-			              group ? &c.n_allow_gids : &c.n_allow_uids) < 0) {
+			if (parse_ids(v, group, ids, n) < 0) {
 				snprintf(errmsg, errmsg_len, "%s:%u: %s: unknown %s or more than %d entries",
 				         path, lineno, k, group ? "group" : "user", CONFIG_MAX_IDS);
 				r = CONFIG_E_INVALID;

@@ -17,12 +17,17 @@ typedef struct Config {
 	size_t n_allow_uids;
 	gid_t allow_gids[CONFIG_MAX_IDS];
 	size_t n_allow_gids;
+	uid_t admin_uids[CONFIG_MAX_IDS]; /* admins besides root and our uid (lock, rekey, audit, any key's owner rights) */
+	size_t n_admin_uids;
+	gid_t admin_gids[CONFIG_MAX_IDS];
+	size_t n_admin_gids;
 	bool has_socket_group;
 	gid_t socket_group;
 	size_t max_request_size;        /* bytes */
 	unsigned max_inflight_per_conn;
 	unsigned max_inflight_total;
 	unsigned max_connections;
+	unsigned max_connections_per_uid; /* 0: max_connections / 4 (at least 1); admins have a reserve beyond */
 	unsigned idle_timeout_s;        /* to finish a frame once started */
 	unsigned shutdown_timeout_s;
 	unsigned busy_poll_us;          /* server_run(); 0: never */

@@ -11,9 +11,12 @@
  *   12  8  created (unix seconds, signed)
  *   20  32 public key
  *   52  2  policy_len p (0..KEYFILE_POLICY_MAX)
- *   54  2  reserved (zero)
+ *   54  1  header flags: bit 0, an owner field follows the policy (other bits zero;
+ *          files written before owners existed have 0: sigild's uid owns them)
+ *   55  1  reserved (zero)
  *   56  n  label (must equal the file name without ".key")
  *   56+n p policy (daemon/policy.c)
+ *   then, with header flag bit 0: owner uid (4)
  *   then 72: nonce (24), XChaCha20-Poly1305 ciphertext of the seed (32),
  *            tag (16); the associated data is every byte before the nonce,
  *            so a changed header fails to open.
@@ -38,7 +41,8 @@
 #define KEYFILE_MAGIC "SIGILKEY"
 #define KEYFILE_V1_HDR 20
 #define KEYFILE_V2_HDR 56
-#define KEYFILE_MAX (KEYFILE_V2_HDR + PROTO_LABEL_MAX + KEYFILE_POLICY_MAX + SEAL_BOX_LEN)
+#define KEYFILE_OWNER_LEN 4
+#define KEYFILE_MAX (KEYFILE_V2_HDR + PROTO_LABEL_MAX + KEYFILE_POLICY_MAX + KEYFILE_OWNER_LEN + SEAL_BOX_LEN)
 
 int keyfile_write_sealed(int dirfd, const KeyFileMeta *meta, const uint8_t mk[32], const uint8_t seed[32])
 {
@@ -60,10 +64,16 @@ int keyfile_write_sealed(int dirfd, const KeyFileMeta *meta, const uint8_t mk[32
 	memcpy(buf + 20, meta->public_key, 32);
 	buf[52] = (uint8_t)(meta->policy_len >> 8);
 	buf[53] = (uint8_t)meta->policy_len;
-	buf[54] = buf[55] = 0;
+	buf[54] = meta->has_owner ? 1 : 0;
+	buf[55] = 0;
 	memcpy(buf + KEYFILE_V2_HDR, meta->label, llen);
 	memcpy(buf + KEYFILE_V2_HDR + llen, meta->policy, meta->policy_len);
 	n = KEYFILE_V2_HDR + llen + meta->policy_len;
+	if (meta->has_owner) {
+		for (int i = 0; i < 4; i++)
+			buf[n + i] = (uint8_t)(meta->owner >> (24 - 8 * i));
+		n += KEYFILE_OWNER_LEN;
+	}
 	seal_box(buf + n, mk, buf, n, seed);
 	n += SEAL_BOX_LEN;
 
@@ -92,7 +102,7 @@ static int parse_common(const uint8_t *buf, size_t llen, KeyFileMeta *meta)
 int keyfile_read_sealed(int dirfd, const char *name, const uint8_t *mk, KeyFileMeta *meta, uint8_t seed[32])
 {
 	uint8_t buf[KEYFILE_MAX + 1];
-	size_t n = 0, llen, plen = 0, hdr, nlen = strlen(name);
+	size_t n = 0, llen, plen = 0, olen = 0, hdr, nlen = strlen(name);
 	const uint8_t *label;
 	struct stat st;
 	int fd, r = 0;
@@ -133,7 +143,8 @@ int keyfile_read_sealed(int dirfd, const char *name, const uint8_t *mk, KeyFileM
 		if (n < hdr)
 			goto out;
 		plen = (size_t)buf[52] << 8 | buf[53];
-		if (buf[54] || buf[55] || plen > KEYFILE_POLICY_MAX || n != hdr + llen + plen + SEAL_BOX_LEN)
+		olen = buf[54] & 1 ? KEYFILE_OWNER_LEN : 0;
+		if ((buf[54] & ~1u) || buf[55] || plen > KEYFILE_POLICY_MAX || n != hdr + llen + plen + olen + SEAL_BOX_LEN)
 			goto out;
 	} else {
 		goto out;
@@ -150,6 +161,8 @@ int keyfile_read_sealed(int dirfd, const char *name, const uint8_t *mk, KeyFileM
 	meta->label[llen] = '\0';
 	meta->version = buf[8];
 	meta->policy_len = plen;
+	meta->has_owner = false;
+	meta->owner = 0;
 	if (buf[8] == 1) {
 		memset(meta->public_key, 0, 32);
 		memcpy(seed, label + llen, 32);
@@ -158,8 +171,11 @@ int keyfile_read_sealed(int dirfd, const char *name, const uint8_t *mk, KeyFileM
 	}
 	memcpy(meta->public_key, buf + 20, 32);
 	memcpy(meta->policy, label + llen, plen);
+	meta->has_owner = olen != 0;
+	for (size_t i = 0; i < olen; i++)
+		meta->owner = meta->owner << 8 | label[llen + plen + i];
 	r = 0;
-	if (mk && seal_open(seed, mk, buf, hdr + llen + plen, buf + hdr + llen + plen) != 0)
+	if (mk && seal_open(seed, mk, buf, hdr + llen + plen + olen, buf + hdr + llen + plen + olen) != 0)
 		r = KEYFILE_E_AUTH;
 out:
 	sigil_wipe(buf, sizeof(buf));

@@ -27,6 +27,8 @@ typedef struct KeyFileMeta {
 	uint8_t public_key[32];          /* format 2 only (format 1: zero) */
 	uint8_t policy[KEYFILE_POLICY_MAX]; /* policy.c's encoding, opaque here */
 	size_t policy_len;
+	bool has_owner;                  /* format 2 with the owner field; else the owner is sigild's uid */
+	uint32_t owner;                  /* the uid that created, imported or ssh-added the key */
 	unsigned version;                /* the format read: 1 (unsealed) or 2 */
 } KeyFileMeta;
 

@@ -52,6 +52,8 @@ Key *key_unref(Key *key)
 		return NULL;
 	if (--key->n_refs == 0) {
 		key->secret = secmem_free(key->secret);
+		if (key->cons_free)
+			key->cons_free(key->cons);
 		free(key);
 	} else if (key->n_refs == 1 && key->wipe_pending && !key->pending) {
 		/* locked while in use: only the store holds it now */
@@ -263,6 +265,8 @@ static void key_meta(const Key *key, KeyFileMeta *meta)
 	meta->created = key->info.created;
 	memcpy(meta->public_key, key->info.public_key, 32);
 	meta->policy_len = (size_t)policy_encode(meta->policy, sizeof(meta->policy), &key->policy);
+	meta->has_owner = true;
+	meta->owner = key->info.owner;
 }
 
 /*
@@ -297,7 +301,8 @@ static int key_open(Keystore *ks, Key *key, const char *name)
 			r = KEYFILE_E_INVALID;
 	}
 	if (r == 0 && (meta.type != key->info.type || strcmp(meta.label, key->info.label) != 0 ||
-	               meta.created != key->info.created || meta.exportable != key->info.exportable)) {
+	               meta.created != key->info.created || meta.exportable != key->info.exportable ||
+	               (meta.has_owner ? meta.owner : (uint32_t)geteuid()) != key->info.owner)) {
 		log_err("refusing keys/%s: its header changed since it was loaded", name);
 		r = KEYFILE_E_INVALID;
 	}
@@ -500,8 +505,8 @@ int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len, const cha
 		Key *key = ks->keys[done];
 		KeyFileMeta meta;
 
-		if (!key->secret)
-			continue;
+		if (!key->secret || key->memory_only)
+			continue; /* memory-only keys never get a key file */
 		key_meta(key, &meta);
 		r = keyfile_write_sealed(ks->dirfd, &meta, rk.n, key->secret->seed);
 		if (r < 0)
@@ -517,7 +522,7 @@ int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len, const cha
 			Key *key = ks->keys[i];
 			KeyFileMeta meta;
 
-			if (!key->secret)
+			if (!key->secret || key->memory_only)
 				continue;
 			key_meta(key, &meta);
 			if (keyfile_write_sealed(ks->dirfd, &meta, ks->seal.mk, key->secret->seed) < 0 && (all_back = false))
@@ -605,6 +610,8 @@ static int keystore_load(Keystore *ks)
 		key->info.exportable = meta.exportable;
 		key->info.created = meta.created;
 		memcpy(key->info.public_key, meta.public_key, 32);
+		key->info.has_owner = true;
+		key->info.owner = meta.has_owner ? meta.owner : (uint32_t)geteuid();
 		if (policy_decode(&key->policy, meta.policy, meta.policy_len) < 0) {
 			log_err("refusing keys/%s: its policy is malformed", de->d_name);
 			key_unref(key);
@@ -767,7 +774,8 @@ size_t keystore_count(const Keystore *ks)
 	return n;
 }
 
-int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, Key **keyp)
+int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, uint32_t owner,
+                     bool memory_only, Key **keyp)
 {
 	Key *key;
 
@@ -799,6 +807,9 @@ int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool ex
 	key->info.type = type;
 	key->info.exportable = exportable;
 	key->info.created = (int64_t)time(NULL);
+	key->info.has_owner = true;
+	key->info.owner = owner;
+	key->memory_only = memory_only || ks->dirfd < 0;
 	if (keystore_add(ks, key) < 0) {
 		secmem_free(key->secret);
 		free(key);
@@ -832,7 +843,7 @@ int keystore_materialize(Keystore *ks, Key *key, const uint8_t *seed)
 		}
 	}
 	key_derive(key);
-	if (ks->dirfd >= 0) {
+	if (ks->dirfd >= 0 && !key->memory_only) {
 		/* the count file first: a key file never lacks it */
 		r = uses_create(ks, key);
 		key_meta(key, &meta);
@@ -856,15 +867,22 @@ void keystore_commit(Keystore *ks, Key *key)
 	}
 }
 
-void keystore_lock(Keystore *ks)
+void keystore_lock(Keystore *ks, void (*dropped)(void *ctx, const Key *key), void *ctx)
 {
-	for (size_t i = 0; i < ks->n_keys; i++) {
+	for (size_t i = ks->n_keys; i-- > 0;) {
 		Key *key = ks->keys[i];
 
 		if (key->pending || !key->secret)
 			continue;
 		if (ks->dirfd < 0)
 			continue; /* ephemeral: nothing to re-open them from */
+		if (key->memory_only) {
+			/* no file to open it from again: it goes (wiped at its last unref) */
+			if (dropped)
+				dropped(ctx, key);
+			keystore_drop(ks, key);
+			continue;
+		}
 		if (key->n_refs == 1)
 			key->secret = secmem_free(key->secret);
 		else

@@ -58,7 +58,11 @@ typedef struct Key {
 	ProtoKeyPolicy policy; /* .set false: no policy (info.policy NULL) */
 	PolicyUse use;      /* policy counters (loop thread) */
 	bool wipe_pending;  /* locked while in use: wipe the secret at the last unref */
+	bool memory_only;   /* never written to keys/ (ssh-added with constraints, or
+	                     * ssh_agent_persist off): gone at lock, rekey and restart */
 	KeySecret *secret;  /* NULL until materialized, and while locked */
+	void *cons;         /* the operations core's constraints of the key (ops.c), or NULL */
+	void (*cons_free)(void *cons); /* called with cons when the key is freed */
 } Key;
 
 typedef struct Keystore {
@@ -100,9 +104,11 @@ int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions 
 
 /**
  * keystore_lock() - wipe every decrypted key (in-flight ones when their
- * operation ends) and the master key where it can be read again.
+ * operation ends) and the master key where it can be read again. Memory-only
+ * keys cannot be opened again: they are dropped (each is returned through
+ * @dropped, if not NULL, before it goes, for the caller's audit).
  */
-void keystore_lock(Keystore *ks);
+void keystore_lock(Keystore *ks, void (*dropped)(void *ctx, const Key *key), void *ctx);
 
 /**
  * keystore_unlock() - get the master key back and open every key file.
@@ -135,11 +141,14 @@ size_t keystore_count(const Keystore *ks);
 
 /**
  * keystore_reserve() - add a pending key holding @label.
+ * @owner:       the uid the key belongs to (stored in its key file)
+ * @memory_only: never write a key file for it
  * @keyp: the new key, with one reference for the caller
  * Return: 0, KEYSTORE_E_EXISTS (also when an unopened key file has this
  * label), KEYSTORE_E_LOCKED, or -ENOMEM.
  */
-int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, Key **keyp);
+int keystore_reserve(Keystore *ks, const char *label, ProtoKeyType type, bool exportable, uint32_t owner,
+                     bool memory_only, Key **keyp);
 
 /**
  * keystore_materialize() - fill a pending key: random seed (when @seed is

@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "agent.h"
 #include "config.h"
 #include "audit.h"
 #include "keystore.h"
@@ -380,9 +379,7 @@ int main(int argc, char **argv)
 		log_err("cannot start: %s", strerror(-r));
 		return 1;
 	}
-	server.locked = server.keystore.locked; /* passphrase: starts locked */
-	server.auto_lock_ms = auto_lock_ms;
-	server.last_key_use_ms = uv_now(server.loop);
+	server.ops.auto_lock_ms = auto_lock_ms;
 	r = server_listen(&server, socket_path);
 	if (r) {
 		if (r < 0)
@@ -402,7 +399,7 @@ int main(int argc, char **argv)
 			             "ssh-agent.sock") < 0)
 				agent_path = NULL;
 		}
-		r = agent_path ? agent_listen(&server, agent_path) : -ENOMEM;
+		r = agent_path ? server_listen_agent(&server, agent_path) : -ENOMEM;
 		if (r && explicit_path) {
 			if (r < 0)
 				log_err("cannot listen on %s: %s", agent_path, strerror(-r));
@@ -417,7 +414,7 @@ int main(int argc, char **argv)
 	log_info("sigild %s listening on %s, state in %s, %zu keys, %u workers, crypto %s, master key: %s%s",
 	         SIGIL_VERSION, server.socket_activated ? "(systemd socket)" : socket_path, state_dir,
 	         keystore_count(&server.keystore), workers, sigil_crypto_impl(),
-	         seal_source_name(server.keystore.seal.src), server.locked ? " (locked)" : "");
+	         seal_source_name(server.keystore.seal.src), server.ops.locked ? " (locked)" : "");
 	sd_notify(0, "READY=1");
 	server_notify_status(&server);
 	if (notify_fd >= 0) {
@@ -428,8 +425,6 @@ int main(int argc, char **argv)
 	server_run(&server);
 
 	server_deinit(&server);
-	agent_free(server.agent);
-	server.agent = NULL;
 	r = uv_loop_close(server.loop);
 	if (r < 0)
 		log_debug("loop closed with handles open: %s", uv_strerror(r));

@@ -142,11 +142,11 @@ uint64_t policy_reserve_block(uint64_t max_signs)
 	return b < 1 ? 1 : b;
 }
 
-bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,
+bool policy_check(const ProtoKeyPolicy *p, const PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,
                   uint64_t now_ms, char *why, size_t why_len)
 {
 	if (!p->set)
-		goto allowed;
+		return true;
 	/* (key.export, op 0, is not counted) */
 	if (op && p->ops && !(p->ops & op)) {
 		snprintf(why, why_len, "rule ops: the key allows only %s%s%s", p->ops & PROTO_OP_SIGN ? "sign" : "",
@@ -174,6 +174,7 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 	if (p->n_exes) {
 		bool ok = false;
 
+		/* the whole path (the peer's is never cut short: peer.c) */
 		for (size_t i = 0; i < p->n_exes && !ok; i++)
 			ok = strcmp(p->exes[i], peer->exe) == 0;
 		if (!ok) {
@@ -182,6 +183,22 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 		}
 	}
 	if (!op)
+		return true;
+	if (p->max_signs && use->signs >= p->max_signs) {
+		snprintf(why, why_len, "rule max_signs: the key was used %llu times, its limit",
+		         (unsigned long long)use->signs);
+		return false;
+	}
+	if (p->rate && now_ms - use->window_ms < 60000 && use->window_count >= p->rate) {
+		snprintf(why, why_len, "rule rate: more than %u operations a minute", p->rate);
+		return false;
+	}
+	return true;
+}
+
+bool policy_charge(const ProtoKeyPolicy *p, PolicyUse *use, uint64_t now_ms, char *why, size_t why_len)
+{
+	if (!p->set)
 		return true;
 	if (p->max_signs && use->signs >= p->max_signs) {
 		snprintf(why, why_len, "rule max_signs: the key was used %llu times, its limit",
@@ -197,10 +214,8 @@ bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const Po
 			snprintf(why, why_len, "rule rate: more than %u operations a minute", p->rate);
 			return false;
 		}
-		use->window_count++;
 	}
-allowed:
-	if (op && p->set && p->max_signs && use->persist && use->self == use && use->signs + 1 > use->reserved) {
+	if (p->max_signs && use->persist && use->self == use && use->signs + 1 > use->reserved) {
 		/* durable before the signature leaves: docs/security.md */
 		uint64_t to = use->signs + policy_reserve_block(p->max_signs);
 		int r;
@@ -214,7 +229,8 @@ allowed:
 		}
 		use->reserved = to;
 	}
-	if (op)
-		use->signs++;
+	if (p->rate)
+		use->window_count++;
+	use->signs++;
 	return true;
 }

@@ -64,10 +64,20 @@ int policy_decode(ProtoKeyPolicy *p, const uint8_t *in, size_t len);
  *          and the counters do not apply; expires, peers and exes do)
  * @now_s:  unix time; @now_ms: a monotonic clock for the rate window
  * @why:    on refusal, which rule refused and why
- * Counts the operation in @use when it is allowed.
+ * Counts nothing: the operations core charges the use with
+ * policy_charge() only when the operation is performed.
  * Return: true if allowed.
  */
-bool policy_check(const ProtoKeyPolicy *p, PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,
+bool policy_check(const ProtoKeyPolicy *p, const PolicyUse *use, unsigned op, const PolicyPeer *peer, int64_t now_s,
                   uint64_t now_ms, char *why, size_t why_len);
+
+/**
+ * policy_charge() - count one performed operation in @use (max_signs, with
+ * its durable reservation, and the rate window). Checks the counters again
+ * (they may have moved since policy_check()).
+ * Return: true, or false with @why set (the limit is reached, or the
+ * reservation could not be recorded).
+ */
+bool policy_charge(const ProtoKeyPolicy *p, PolicyUse *use, uint64_t now_ms, char *why, size_t why_len);
 
 #endif /* SIGIL_DAEMON_POLICY_H */

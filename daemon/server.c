@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * server.c - the listening socket, peer checks, signals, systemd
- * notification and orderly shutdown
+ * server.c - the listening sockets and the one accept path, signals,
+ * systemd notification and orderly shutdown
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,25 +21,39 @@
 #include "agent.h"
 #include "audit.h"
 #include "log.h"
+#include "rpc.h"
 #include "secmem.h"
 #include "server.h"
 
 static void server_on_signal(uv_signal_t *h, int signum);
 static void server_on_tick(uv_timer_t *t);
+static void server_maybe_finish(Server *s);
 
-/* once per loop iteration, before and after the poll phase: the audit lines,
- * then the answers (conn_flush_all) */
+/* once per loop iteration, before and after the poll phase: the audit
+ * lines, then the answers */
 static void server_on_flush_prepare(uv_prepare_t *h)
 {
 	Server *s = h->data;
 
-	conn_flush_all(s);
-	s->budget = SERVER_FRAMES_PER_PHASE; /* for the poll phase (conn.c) */
+	stream_hub_flush(&s->hub);
+	stream_hub_new_phase(&s->hub); /* for the poll phase */
+	if (s->shutting_down)
+		server_maybe_finish(s);
 }
 
 static void server_on_flush_check(uv_check_t *h)
 {
-	conn_flush_all(h->data);
+	Server *s = h->data;
+
+	stream_hub_flush(&s->hub);
+	if (s->shutting_down)
+		server_maybe_finish(s);
+}
+
+static void server_before_flush(void *ctx)
+{
+	(void)ctx;
+	audit_flush();
 }
 
 /* The loop. After an iteration that answered requests, sigild keeps
@@ -59,15 +73,189 @@ void server_run(Server *s)
 	uint64_t spin_until = 0; /* uv_hrtime: poll without blocking until then */
 
 	for (;;) {
-		uint64_t before = s->requests;
+		uint64_t before = s->hub.requests;
 		uint64_t spin_ns = spin_ok ? (uint64_t)s->config.busy_poll_us * 1000 : 0;
 		bool spin = spin_ns && !s->shutting_down && uv_hrtime() < spin_until;
 
 		if (!uv_run(s->loop, spin ? UV_RUN_NOWAIT : UV_RUN_ONCE))
 			return;
-		if (s->requests != before && spin_ns)
+		if (s->hub.requests != before && spin_ns)
 			spin_until = uv_hrtime() + spin_ns;
 	}
+}
+
+/* ---- connections of each uid ------------------------------------------- */
+
+static ServerUid *uid_slot(Server *s, uid_t uid, bool add)
+{
+	for (size_t i = 0; i < s->n_uids; i++)
+		if (s->uids[i].uid == uid)
+			return &s->uids[i];
+	if (!add)
+		return NULL;
+	if (s->n_uids == s->cap_uids) {
+		size_t cap = s->cap_uids ? 2 * s->cap_uids : 16;
+		ServerUid *u = realloc(s->uids, cap * sizeof(*u));
+
+		if (!u)
+			return NULL;
+		s->uids = u;
+		s->cap_uids = cap;
+	}
+	s->uids[s->n_uids] = (ServerUid){ .uid = uid };
+	return &s->uids[s->n_uids++];
+}
+
+static unsigned per_uid_cap(const Config *c)
+{
+	unsigned n = c->max_connections_per_uid ? c->max_connections_per_uid : c->max_connections / 4;
+
+	return n ? n : 1;
+}
+
+/* connections beyond this many are for admins only (their reserve) */
+static unsigned user_cap(const Config *c)
+{
+	unsigned reserve = c->max_connections / 10 ? c->max_connections / 10 : 1;
+
+	return c->max_connections > reserve ? c->max_connections - reserve : 1;
+}
+
+/*
+ * May this (admitted) peer have one more connection? Everyone within
+ * max_connections; a user also within its uid's cap and outside the
+ * admins' reserve, so that one uid's idle connections never lock out
+ * another uid or an admin. Counts it when yes.
+ */
+static bool uid_admit(Server *s, const Stream *st, char *why, size_t why_len)
+{
+	const Config *c = &s->config;
+	uint64_t total = s->hub.n_streams; /* this one included */
+	ServerUid *u;
+
+	if (total > c->max_connections) {
+		snprintf(why, why_len, "too many connections (max_connections %u)", c->max_connections);
+		return false;
+	}
+	u = uid_slot(s, st->peer.uid, true);
+	if (!u) {
+		snprintf(why, why_len, "out of memory");
+		return false;
+	}
+	if (!st->peer.admin) {
+		if (u->n >= per_uid_cap(c)) {
+			snprintf(why, why_len, "too many connections of uid %u (max_connections_per_uid %u)",
+			         (unsigned)st->peer.uid, per_uid_cap(c));
+			return false;
+		}
+		if (total > user_cap(c)) {
+			snprintf(why, why_len, "too many connections (the rest are kept for admins)");
+			return false;
+		}
+	}
+	u->n++;
+	return true;
+}
+
+static void server_stream_closed(void *ctx, Stream *st)
+{
+	Server *s = ctx;
+	ServerUid *u;
+
+	if (!st->counted)
+		return;
+	st->counted = false;
+	u = uid_slot(s, st->peer.uid, false);
+	if (u && u->n > 0 && --u->n == 0)
+		*u = s->uids[--s->n_uids];
+	server_maybe_finish(s);
+}
+
+static void server_accept(Server *s, uv_stream_t *listener, int fd, bool agent)
+{
+	const char *name = agent ? "ssh-agent: " : "";
+	StreamFramer fr;
+	Stream *st;
+	char why[128];
+	int r;
+
+	r = agent ? agent_framer(&fr) : rpc_framer(&fr, s->config.max_request_size);
+	if (r < 0) {
+		log_warn("%scannot accept a connection: %s", name, strerror(-r));
+		return;
+	}
+	r = stream_new(&st, &s->hub, listener, fd, agent ? &agent_class : &rpc_class, &fr, &s->config);
+	if (r < 0)
+		return;
+	if (!st->peer.admitted) {
+		log_warn("%srefused connection from uid %u gid %u pid %d (%s): not allowed", name, (unsigned)st->peer.uid,
+		         (unsigned)st->peer.gid, (int)st->peer.pid, st->peer.exe);
+		if (agent)
+			stream_close(st);
+		else
+			rpc_refuse(st, PROTO_E_DENIED, "this user may not use sigild (allow_uids/allow_gids)");
+		return;
+	}
+	if (s->shutting_down || !uid_admit(s, st, why, sizeof(why))) {
+		if (s->shutting_down)
+			snprintf(why, sizeof(why), "sigild is stopping");
+		log_warn("%srefused connection from uid %u pid %d: %s", name, (unsigned)st->peer.uid, (int)st->peer.pid,
+		         why);
+		if (agent)
+			stream_close(st);
+		else
+			rpc_refuse(st, PROTO_E_BUSY, why);
+		return;
+	}
+	st->counted = true;
+	if (agent ? agent_stream_init(st, &s->ops) < 0 : (st->data = &s->ops, 0)) {
+		stream_close(st);
+		return;
+	}
+	log_debug("%sconnection from uid %u pid %d", name, (unsigned)st->peer.uid, (int)st->peer.pid);
+	stream_start(st);
+}
+
+static void server_on_connection(uv_stream_t *listener, int status)
+{
+	Server *s = listener->data;
+
+	if (status < 0) {
+		log_warn("accept failed: %s", uv_strerror(status));
+		return;
+	}
+	server_accept(s, listener, -1, listener == (uv_stream_t *)&s->agent_listener);
+}
+
+void server_adopt(Server *s, int fd, bool agent)
+{
+	server_accept(s, NULL, fd, agent);
+}
+
+/* the server's share of a status answer: connections, bytes */
+static void server_status(void *ctx, const Op *op, ProtoStatus *st, uint64_t *buffered)
+{
+	Server *s = ctx;
+
+	if (op->peer->admin) {
+		st->connections = s->hub.n_streams;
+		for (const Stream *c = s->hub.streams; c; c = c->next)
+			*buffered += c->write_bytes + c->framer.buffered(c->framer.f);
+		*buffered += s->hub.held_bytes;
+	} else {
+		const ServerUid *u = uid_slot(s, op->peer->uid, false);
+
+		st->connections = u ? u->n : 0;
+	}
+}
+
+/* a kept operation ended: streams waiting for held bytes, shutdown */
+static void server_settled(void *ctx)
+{
+	Server *s = ctx;
+
+	stream_hub_settled(&s->hub);
+	server_maybe_finish(s);
 }
 
 int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *config_path, unsigned workers)
@@ -76,7 +264,16 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	s->config = *config;
 	s->config_path = config_path;
 	s->workers = workers;
-	s->start_ms = uv_now(loop);
+	stream_hub_init(&s->hub, loop, s->config.max_request_size, s->config.idle_timeout_s);
+	s->hub.before_flush = server_before_flush;
+	s->hub.closed = server_stream_closed;
+	s->hub.ctx = s;
+	ops_init(&s->ops, loop, &s->keystore, &s->config, workers, &s->hub.unwritten);
+	s->ops.locked = s->keystore.locked; /* passphrase: starts locked */
+	s->ops.status = server_status;
+	s->ops.status_ctx = s;
+	s->ops.settled = server_settled;
+	s->ops.settled_ctx = s;
 	uv_signal_init(loop, &s->sig_term);
 	uv_signal_init(loop, &s->sig_int);
 	uv_signal_init(loop, &s->sig_hup);
@@ -84,9 +281,7 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	uv_timer_init(loop, &s->shutdown_timer);
 	uv_prepare_init(loop, &s->flush_prepare);
 	uv_check_init(loop, &s->flush_check);
-	uv_idle_init(loop, &s->resume);
-	s->flush_prepare.data = s->flush_check.data = s->resume.data = s;
-	s->budget = SERVER_FRAMES_PER_PHASE;
+	s->flush_prepare.data = s->flush_check.data = s;
 	uv_prepare_start(&s->flush_prepare, server_on_flush_prepare);
 	audit_set_loop(loop);
 	uv_check_start(&s->flush_check, server_on_flush_check);
@@ -108,116 +303,6 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 		uv_timer_start(&s->tick, server_on_tick, period, period);
 	}
 	return 0;
-}
-
-static bool gid_allowed(const Server *s, gid_t gid)
-{
-	for (size_t i = 0; i < s->config.n_allow_gids; i++)
-		if (s->config.allow_gids[i] == gid)
-			return true;
-	return false;
-}
-
-/*
- * Root, our own uid, allow_uids, and peers whose primary group or one of
- * whose supplementary groups (SO_PEERGROUPS, as of connect()) is in
- * allow_gids.
- */
-bool server_peer_allowed(const Server *s, int fd, const struct ucred *cred)
-{
-	gid_t groups[256];
-	socklen_t len = sizeof(groups);
-
-	if (cred->uid == 0 || cred->uid == geteuid())
-		return true;
-	for (size_t i = 0; i < s->config.n_allow_uids; i++)
-		if (s->config.allow_uids[i] == cred->uid)
-			return true;
-	if (s->config.n_allow_gids == 0)
-		return false;
-	if (gid_allowed(s, cred->gid))
-		return true;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
-		log_debug("SO_PEERGROUPS failed: %s", strerror(errno));
-		return false;
-	}
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (gid_allowed(s, groups[i]))
-			return true;
-	return false;
-}
-
-static void server_on_connection(uv_stream_t *listener, int status)
-{
-	Server *s = listener->data;
-	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
-	socklen_t len = sizeof(cred);
-	uv_os_fd_t fd;
-	Conn *c;
-	int r;
-
-	if (status < 0) {
-		log_warn("accept failed: %s", uv_strerror(status));
-		return;
-	}
-	r = conn_new(&c, s);
-	if (r < 0) {
-		log_warn("cannot accept a connection: %s", strerror(-r));
-		return;
-	}
-	r = uv_accept(listener, (uv_stream_t *)&c->pipe);
-	if (r < 0) {
-		log_warn("accept failed: %s", uv_strerror(r));
-		conn_close(c);
-		return;
-	}
-	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		log_warn("cannot read the peer credentials of a connection; closing it");
-		conn_close(c);
-		return;
-	}
-	c->uid = cred.uid;
-	c->pid = cred.pid;
-	c->gid = cred.gid;
-	{
-		char link[64];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)cred.pid);
-		n = readlink(link, c->exe, sizeof(c->exe) - 1);
-		if (n < 0)
-			n = snprintf(c->exe, sizeof(c->exe), "?");
-		c->exe[n] = '\0';
-	}
-	if (!server_peer_allowed(s, fd, &cred)) {
-		char link[64], exe[PATH_MAX];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)cred.pid);
-		n = readlink(link, exe, sizeof(exe) - 1);
-		if (n < 0)
-			snprintf(exe, sizeof(exe), "?");
-		else
-			exe[n] = '\0';
-		log_warn("refused connection from uid %u gid %u pid %d (%s): not allowed", (unsigned)cred.uid,
-		         (unsigned)cred.gid, (int)cred.pid, exe);
-		c->close_after_write = true;
-		if (conn_send_error(c, false, 0, PROTO_E_DENIED, "this user may not use sigild (allow_uids/allow_gids)") >= 0 &&
-		    conn_idle(c))
-			conn_close(c);
-		return;
-	}
-	if (s->n_conns > s->config.max_connections) {
-		log_warn("refused connection from uid %u pid %d: max_connections (%u) reached", (unsigned)cred.uid,
-		         (int)cred.pid, s->config.max_connections);
-		c->close_after_write = true;
-		if (conn_send_error(c, false, 0, PROTO_E_BUSY, "too many connections") >= 0 && conn_idle(c))
-			conn_close(c);
-		return;
-	}
-	log_debug("connection from uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
-	conn_start(c);
 }
 
 /* Is a live sigild answering on path? */
@@ -259,7 +344,7 @@ static int create_socket_dir(const Server *s, const char *path)
 	return -errno;
 }
 
-static int bind_socket(Server *s, const char *path, int *fdp)
+static int bind_socket(Server *s, const char *path, int *fdp, char **pathp)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -329,13 +414,31 @@ static int bind_socket(Server *s, const char *path, int *fdp)
 		unlink(path);
 		return error_origin(r);
 	}
-	s->socket_path = strdup(path);
-	if (!s->socket_path) {
+	*pathp = strdup(path);
+	if (!*pathp) {
 		close(fd);
 		unlink(path);
 		return -ENOMEM;
 	}
 	*fdp = fd;
+	return 0;
+}
+
+static int listen_fd(Server *s, uv_pipe_t *p, int fd, bool *listeningp)
+{
+	int r = uv_pipe_init(s->loop, p, 0);
+
+	if (r < 0)
+		return error_origin(r);
+	p->data = s;
+	r = uv_pipe_open(p, fd);
+	if (r == 0)
+		r = uv_listen((uv_stream_t *)p, SOMAXCONN, server_on_connection);
+	if (r < 0) {
+		uv_close((uv_handle_t *)p, NULL);
+		return error_origin(r);
+	}
+	*listeningp = true;
 	return 0;
 }
 
@@ -356,25 +459,13 @@ int server_listen(Server *s, const char *socket_path)
 		s->socket_activated = true;
 		log_info("using the socket passed by systemd");
 	} else {
-		r = bind_socket(s, socket_path, &fd);
+		r = bind_socket(s, socket_path, &fd, &s->socket_path);
 		if (r)
 			return r;
 	}
-	r = uv_pipe_init(s->loop, &s->listener, 0);
+	r = listen_fd(s, &s->listener, fd, &s->listening);
 	if (r < 0)
-		return error_origin(r);
-	s->listener.data = s;
-	r = uv_pipe_open(&s->listener, fd);
-	if (r < 0) {
-		uv_close((uv_handle_t *)&s->listener, NULL);
-		return error_origin(r);
-	}
-	r = uv_listen((uv_stream_t *)&s->listener, SOMAXCONN, server_on_connection);
-	if (r < 0) {
-		uv_close((uv_handle_t *)&s->listener, NULL);
-		return error_origin(r);
-	}
-	s->listening = true;
+		return r;
 	/* from here on the log (and the audit lines in it) is written once per
 	 * loop iteration by audit_flush(), not one write(2) a line; nothing is
 	 * pending when this switches (stderr was unbuffered) */
@@ -387,15 +478,26 @@ int server_listen(Server *s, const char *socket_path)
 	return 0;
 }
 
+int server_listen_agent(Server *s, const char *path)
+{
+	int fd, r;
+
+	r = bind_socket(s, path, &fd, &s->agent_path);
+	if (r)
+		return r;
+	return listen_fd(s, &s->agent_listener, fd, &s->agent_listening);
+}
+
 void server_notify_status(Server *s)
 {
 	char line[256];
 
-	if (s->ks_busy) /* unlock or rekey owns the keystore (handler.c): the next tick */
+	if (ops_keystore_held(&s->ops)) /* unlock or rekey owns the keystore: the next tick */
 		return;
 	snprintf(line, sizeof(line), "STATUS=%zu keys, %llu connections, %llu in flight, %llu requests%s",
-	         keystore_count(&s->keystore), (unsigned long long)s->n_conns, (unsigned long long)s->inflight,
-	         (unsigned long long)s->requests, s->locked ? ", locked" : "");
+	         keystore_count(&s->keystore), (unsigned long long)s->hub.n_streams,
+	         (unsigned long long)s->ops.inflight, (unsigned long long)s->hub.requests,
+	         s->ops.locked ? ", locked" : "");
 	if (strcmp(line, s->status_line) != 0) {
 		memcpy(s->status_line, line, sizeof(line));
 		sd_notify(0, line);
@@ -408,14 +510,7 @@ static void server_on_tick(uv_timer_t *t)
 
 	if (s->watchdog_usec)
 		sd_notify(0, "WATCHDOG=1");
-	if (s->auto_lock_ms && !s->locked && !s->ks_busy && !s->key_jobs && s->keystore.dirfd >= 0 &&
-	    uv_now(s->loop) - s->last_key_use_ms >= s->auto_lock_ms) {
-		keystore_lock(&s->keystore);
-		s->locked = true;
-		log_info("auto-lock: no key used for %llu s; decrypted keys wiped",
-		         (unsigned long long)(s->auto_lock_ms / 1000));
-		audit_event(geteuid(), getpid(), "sigild", NULL, NULL, "lock", "ok", "auto-lock");
-	}
+	ops_tick(&s->ops);
 	server_notify_status(s);
 }
 
@@ -425,22 +520,28 @@ static void close_handle(uv_handle_t *h)
 		uv_close(h, NULL);
 }
 
+static void close_listeners(Server *s)
+{
+	if (s->listening) {
+		close_handle((uv_handle_t *)&s->listener);
+		s->listening = false;
+	}
+	if (s->agent_listening) {
+		close_handle((uv_handle_t *)&s->agent_listener);
+		s->agent_listening = false;
+	}
+}
+
 /* close every handle: the loop then ends */
 static void server_close_all(Server *s)
 {
 	if (s->closing_all)
 		return;
 	s->closing_all = true;
-	conn_flush_all(s); /* what can still be written */
-	while (s->conns)
-		conn_close(s->conns);
-	conn_release_all(s); /* drop the closed connections' references */
+	stream_hub_close(&s->hub);
 	audit_flush_sync();
-	agent_close(s->agent);
-	if (s->listening) {
-		close_handle((uv_handle_t *)&s->listener);
-		s->listening = false;
-	}
+	ops_close(&s->ops);
+	close_listeners(s);
 	close_handle((uv_handle_t *)&s->sig_term);
 	close_handle((uv_handle_t *)&s->sig_int);
 	close_handle((uv_handle_t *)&s->sig_hup);
@@ -448,16 +549,12 @@ static void server_close_all(Server *s)
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->flush_prepare);
 	close_handle((uv_handle_t *)&s->flush_check);
-	close_handle((uv_handle_t *)&s->resume);
 }
 
-void server_maybe_finish(Server *s)
+static void server_maybe_finish(Server *s)
 {
-	if (!s->shutting_down || s->inflight > 0)
+	if (!s->shutting_down || s->closing_all || s->ops.inflight > 0 || !stream_hub_idle(&s->hub))
 		return;
-	for (Conn *c = s->conns; c; c = c->next)
-		if (!conn_idle(c))
-			return;
 	server_close_all(s);
 }
 
@@ -466,14 +563,16 @@ static void server_on_shutdown_timeout(uv_timer_t *t)
 	Server *s = t->data;
 
 	log_warn("%llu requests still running or answers unsent after shutdown_timeout_s=%u; exiting anyway",
-	         (unsigned long long)s->inflight, s->config.shutdown_timeout_s);
+	         (unsigned long long)s->ops.inflight, s->config.shutdown_timeout_s);
 	/* workers may still hold keys: wipe the secrets in place, then leave
 	 * without unmapping memory they use */
 	for (size_t i = 0; i < s->keystore.n_keys; i++)
 		if (s->keystore.keys[i]->secret)
 			sigil_wipe(s->keystore.keys[i]->secret, sizeof(KeySecret));
-	if (s->socket_path)
+	if (s->socket_path && !s->socket_activated)
 		unlink(s->socket_path);
+	if (s->agent_path)
+		unlink(s->agent_path);
 	audit_set_loop(NULL);
 	audit_flush_sync();
 	sd_notify(0, "STATUS=stopped (timeout)");
@@ -485,17 +584,12 @@ static void server_shutdown(Server *s, const char *why)
 	if (s->shutting_down)
 		return;
 	s->shutting_down = true;
-	log_info("%s: stopping; %llu requests in flight", why, (unsigned long long)s->inflight);
+	log_info("%s: stopping; %llu requests in flight", why, (unsigned long long)s->ops.inflight);
 	sd_notify(0, "STOPPING=1");
-	if (s->listening) {
-		close_handle((uv_handle_t *)&s->listener);
-		s->listening = false;
-	}
-	/* stop reading; close connections that have nothing left to send */
-	for (Conn *c = s->conns, *next; c; c = next) {
-		next = c->next;
-		conn_process(c);
-	}
+	close_listeners(s);
+	ops_shutdown(&s->ops);
+	/* stop reading; close streams that have nothing left to send */
+	stream_hub_shutdown(&s->hub);
 	uv_timer_start(&s->shutdown_timer, server_on_shutdown_timeout, (uint64_t)s->config.shutdown_timeout_s * 1000, 0);
 	server_maybe_finish(s);
 }
@@ -524,8 +618,11 @@ static void server_reload(Server *s)
 	c.has_socket_group = s->config.has_socket_group;
 	c.socket_group = s->config.socket_group;
 	s->config = c;
-	for (Conn *conn = s->conns; conn; conn = conn->next)
-		proto_reader_set_max_frame(conn->reader, c.max_request_size);
+	stream_hub_set_max_frame(&s->hub, c.max_request_size);
+	s->hub.idle_timeout_s = c.idle_timeout_s;
+	for (Stream *st = s->hub.streams; st; st = st->next)
+		if (st->cls == &rpc_class)
+			rpc_set_max_frame(st, c.max_request_size);
 	log_info("configuration reloaded from %s", s->config_path);
 }
 
@@ -546,6 +643,11 @@ void server_deinit(Server *s)
 	keystore_close(&s->keystore);
 	if (s->socket_path && !s->socket_activated)
 		unlink(s->socket_path);
+	if (s->agent_path)
+		unlink(s->agent_path);
 	free(s->socket_path);
-	s->socket_path = NULL;
+	free(s->agent_path);
+	free(s->uids);
+	s->socket_path = s->agent_path = NULL;
+	s->uids = NULL;
 }

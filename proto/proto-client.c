@@ -495,6 +495,16 @@ static int decode_key(ProtoKeyInfo *k, ProtoKeyPolicy *pol, const msgpack_object
 		snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.created");
 		return PROTO_E_BAD_REQUEST;
 	}
+	if (map_get(o, "owner")) {
+		int64_t owner;
+
+		if (get_i64(o, "owner", &owner) < 0 || owner < 0 || owner > UINT32_MAX) {
+			snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.owner");
+			return PROTO_E_BAD_REQUEST;
+		}
+		k->has_owner = true;
+		k->owner = (uint32_t)owner;
+	}
 	if ((pv = map_get(o, "policy")) && pv->type != MSGPACK_OBJECT_NIL) {
 		if (decode_policy(pol, pv) < 0) {
 			snprintf(errmsg, PROTO_MESSAGE_MAX, "malformed response: key.policy");

@@ -54,14 +54,15 @@ static int pack_policy(msgpack_packer *pk, const ProtoKeyPolicy *p)
 
 static int pack_key(msgpack_packer *pk, const ProtoKeyInfo *k)
 {
-	return msgpack_pack_map(pk, k->policy ? 7 : 6) ||
+	return msgpack_pack_map(pk, 6 + (k->policy != NULL) + k->has_owner) ||
 	       pack_str(pk, "label") || pack_str(pk, k->label) ||
 	       pack_str(pk, "type") || pack_str(pk, proto_key_type_name(k->type) ? proto_key_type_name(k->type) : "?") ||
 	       pack_str(pk, "public_key") || pack_bin(pk, k->public_key, PROTO_KEY_LEN) ||
 	       pack_str(pk, "fingerprint") || pack_str(pk, k->fingerprint) ||
 	       pack_str(pk, "exportable") || (k->exportable ? msgpack_pack_true(pk) : msgpack_pack_false(pk)) ||
 	       pack_str(pk, "created") || msgpack_pack_int64(pk, k->created) ||
-	       (k->policy && (pack_str(pk, "policy") || pack_policy(pk, k->policy)));
+	       (k->policy && (pack_str(pk, "policy") || pack_policy(pk, k->policy))) ||
+	       (k->has_owner && (pack_str(pk, "owner") || msgpack_pack_uint32(pk, k->owner)));
 }
 
 static int pack_msgid(msgpack_packer *pk, bool has, uint64_t msgid)

@@ -155,6 +155,11 @@ void proto_buf_deinit(ProtoBuf *b)
 	proto_buf_init(b);
 }
 
+int proto_buf_append(ProtoBuf *b, const void *data, size_t n)
+{
+	return proto__buf_append(b, data, n);
+}
+
 uint8_t *proto_buf_steal(ProtoBuf *b, size_t *lenp)
 {
 	uint8_t *p = b->data;

@@ -231,6 +231,8 @@ typedef struct ProtoKeyInfo {
 	bool exportable;
 	int64_t created; /* unix time, seconds */
 	const ProtoKeyPolicy *policy; /* "policy"; NULL: absent (not owned) */
+	bool has_owner;               /* "owner" on the wire (sigild always sends it) */
+	uint32_t owner;               /* the uid that created, imported or ssh-added the key */
 } ProtoKeyInfo;
 
 typedef struct ProtoStatus {
@@ -318,6 +320,8 @@ void proto_buf_deinit(ProtoBuf *b);
 /* zero n bytes at p with stores the compiler must keep (no secret stays
  * behind in a buffer that is freed or reused) */
 void proto_wipe(void *p, size_t n);
+/* append n bytes. Return: 0 or -ENOMEM */
+int proto_buf_append(ProtoBuf *b, const void *data, size_t n);
 /* hands the memory to the caller (free() it); the buffer is empty after */
 uint8_t *proto_buf_steal(ProtoBuf *b, size_t *lenp);
 

@@ -463,7 +463,7 @@ def test_kill9_storm(tmp):
             if f.endswith(".key"):
                 data = open(p, "rb").read()
                 lb = f[:-4].encode()
-                assert data[:9] == b"SIGILKEY\x02" and len(data) == 56 + len(lb) + 72, f"half-written {f}"
+                assert data[:9] == b"SIGILKEY\x02" and len(data) == 56 + len(lb) + 4 + 72, f"half-written {f}"
         # a deleted-in-flight key that survived on disk comes back: accept it
         # at the next list (above) only if its file is whole (checked here)
         relisted = set(f[:-4] for f in os.listdir(d_keys) if f.endswith(".key"))
@@ -733,7 +733,8 @@ def open_keyfile(data, mk):
     """the seed of a format 2 key file, opened independently of sigild"""
     n = data[11]
     p = struct.unpack(">H", data[52:54])[0]
-    hdr = 56 + n + p
+    owner = 4 if data[54] & 1 else 0  # header flag bit 0: the owner uid follows the policy
+    hdr = 56 + n + p + owner
     assert len(data) == hdr + 72
     return xchacha_open(mk, data[hdr:hdr + 24], data[hdr + 24:], data[:hdr])
 

@@ -6,7 +6,7 @@
  * connection (uint32 length, type, body; draft-miller-ssh-agent). As in
  * fuzz-rpc.c the target runs sigild's own objects: a Server with its loop
  * and worker pool, a real Keystore on tmpfs with "ed" (ed25519) and "x"
- * (x25519), and the agent socket of daemon/agent.c (agent_listen on a
+ * (x25519), and the agent socket of daemon/agent.c (server_listen_agent on a
  * path in the state directory). Each input is one real connection to that
  * socket: the bytes are written in pieces, the client half-closes, and the
  * loop runs until sigild closes the connection.
@@ -52,7 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_daemon_init("agent");
 	snprintf(agent_path, sizeof(agent_path), "%s/run/agent.sock", state_dir);
-	FUZZ_CHECK(agent_listen(&server, agent_path) == 0);
+	FUZZ_CHECK(server_listen_agent(&server, agent_path) == 0);
 	return 0;
 }
 
@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (getenv("SIGIL_FUZZ_VERBOSE"))
 			fprintf(stderr, "fuzz-agent: %zu input bytes, %zu responses (%zu bytes)\n", size, n, out_len);
 	}
-	FUZZ_CHECK(server.n_conns == 0 && server.conns == NULL);
+	FUZZ_CHECK(server.hub.n_streams == 0 && server.hub.streams == NULL);
 	restore_keys();
 	/* an agent job may still hold a deleted key for a moment */
 	for (uint64_t t0 = now_ms(); secmem_count() != keystore_count(&server.keystore) && now_ms() - t0 < 2000;) {

@@ -40,7 +40,7 @@ static void add_key(const char *label, ProtoKeyType type, uint8_t fill)
 	Key *k = NULL;
 
 	memset(seed, fill, sizeof(seed));
-	FUZZ_CHECK(keystore_reserve(&server.keystore, label, type, false, &k) == 0);
+	FUZZ_CHECK(keystore_reserve(&server.keystore, label, type, false, (uint32_t)getuid(), false, &k) == 0);
 	FUZZ_CHECK(keystore_materialize(&server.keystore, k, seed) == 0);
 	keystore_commit(&server.keystore, k);
 	key_unref(k);
@@ -120,7 +120,10 @@ static void restore_keys(void)
 		add_key("ed", PROTO_KEY_ED25519, 0x11);
 	if (!keystore_find(ks, "x"))
 		add_key("x", PROTO_KEY_X25519, 0x22);
-	server.locked = false;
+	server.ops.locked = false;
+	server.ops.has_lock_pass = false;
+	server.ops.unlock_failures = 0;
+	server.ops.unlock_gate_ms = 0;
 }
 
 /* One input over one connection, fd (non-blocking, sigild at the other
@@ -186,7 +189,7 @@ static size_t fuzz_daemon_exchange(int fd, const uint8_t *data, size_t size, uin
 	}
 	close(fd);
 	/* close callbacks, late completions */
-	while (server.inflight > 0 && now_ms() < deadline) {
+	while (server.ops.inflight > 0 && now_ms() < deadline) {
 		uv_run(loop, UV_RUN_ONCE);
 	}
 	uv_run(loop, UV_RUN_NOWAIT);

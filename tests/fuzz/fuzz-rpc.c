@@ -6,11 +6,11 @@
  * target runs sigild's objects, not a model of them: a Server with its
  * libuv loop and worker pool, a real Keystore in a state directory on
  * tmpfs (two keys, "ed" ed25519 and "x" x25519, so sign and dh reach the
- * crypto), and a Conn on one end of a socketpair, exactly as
- * server_on_connection makes it (conn_new, then conn_start). The bytes are
+ * crypto), and a Stream on one end of a socketpair, through the
+ * accept path's own admission (server_adopt). The bytes are
  * written to the other end in pieces, the client half-closes, and the loop
  * runs until sigild closes the connection. So the path is reader ->
- * proto_request_decode -> handler_dispatch -> worker -> encoder -> socket.
+ * proto_request_decode -> rpc.c -> ops.c -> worker -> encoder -> socket.
  *
  * Limits are small so their paths are reachable: 8 KiB frames, 4 requests
  * in flight per connection, 16 in total.
@@ -109,15 +109,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t out[1 << 20];
 	size_t out_len;
 	int sv[2];
-	Conn *c;
 
 	FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 	FUZZ_CHECK(fcntl(sv[1], F_SETFL, O_NONBLOCK) == 0);
-	FUZZ_CHECK(conn_new(&c, &server) == 0);
-	FUZZ_CHECK(uv_pipe_open(&c->pipe, sv[0]) == 0);
-	c->uid = getuid();
-	c->pid = getpid();
-	conn_start(c);
+	server_adopt(&server, sv[0], false);
 
 	out_len = fuzz_daemon_exchange(sv[1], data, size, out, sizeof(out), "sigild");
 
@@ -128,8 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (getenv("SIGIL_FUZZ_VERBOSE"))
 			fprintf(stderr, "fuzz-rpc: %zu input bytes, %zu responses (%zu bytes)\n", size, n, out_len);
 	}
-	FUZZ_CHECK(server.n_conns == 0 && server.conns == NULL);
-	FUZZ_CHECK(server.inflight == 0 && server.inflight_bytes == 0);
+	FUZZ_CHECK(server.hub.n_streams == 0 && server.hub.streams == NULL);
+	FUZZ_CHECK(server.ops.inflight == 0 && server.ops.inflight_bytes == 0 && server.hub.held_bytes == 0);
 	restore_keys();
 	FUZZ_CHECK(secmem_count() == keystore_count(&server.keystore));
 	return 0;

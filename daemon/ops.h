@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops.h - the operations core: the one place that says yes or no
+ *
+ * Every request from either socket becomes an Op (peer, what, which key,
+ * arguments) and goes through ops_submit(), which decides, in this order:
+ *   1. may this peer do this kind of operation at all (admins: lock,
+ *      unlock, rekey, audit; owners and admins: delete, re-ADD);
+ *   2. is the keystore free (unlock and rekey own it while they run on the
+ *      pool: the op is parked until they end) and unlocked;
+ *   3. does the key's policy and its agent constraints admit it (uids,
+ *      gids, exes, ops, expiry, max_signs, rate; confirm, lifetime,
+ *      destination);
+ * then schedules it (at once, or on the worker pool), accounts for it
+ * (the in-flight limits; key jobs that lock/unlock/rekey wait for),
+ * charges the key's quota when the operation is performed, writes its
+ * audit line and hands the result back through op->done().
+ *
+ * Front-ends (rpc.c, agent.c) only translate: bytes -> Op, Op -> bytes.
+ * This module knows no wire format and no connection: it sees a Peer, an
+ * OpsClient (a connection's counters) and, for the ssh-agent socket, the
+ * connection's AgentSession.
+ *
+ * Threading: everything here runs on the loop thread; the jobs it puts on
+ * the pool touch only their Op and its key (generate, import, ssh-add,
+ * verify_batch) or the keystore that the core holds for them (unlock,
+ * rekey: every other keystore operation is parked meanwhile, lifetime
+ * expiries included).
+ */
+#ifndef SIGIL_DAEMON_OPS_H
+#define SIGIL_DAEMON_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "agent-restrict.h"
+#include "config.h"
+#include "keystore.h"
+#include "peer.h"
+#include "proto.h"
+
+typedef struct Ops Ops;
+typedef struct Op Op;
+
+typedef enum OpKind {
+	OP_STATUS,
+	OP_KEY_LIST,
+	OP_KEY_PUBLIC,
+	OP_KEY_GENERATE,
+	OP_KEY_IMPORT,
+	OP_KEY_DELETE,
+	OP_KEY_EXPORT,
+	OP_SIGN,
+	OP_VERIFY,
+	OP_VERIFY_BATCH,
+	OP_DH,
+	OP_LOCK,
+	OP_UNLOCK,
+	OP_REKEY,
+	OP_AUDIT,
+	/* the ssh-agent socket's: keys by public key (op->pk), the
+	 * connection's session binds (op->session) apply */
+	OP_AGENT_LIST,
+	OP_AGENT_SIGN,
+	OP_AGENT_ADD,
+	OP_AGENT_REMOVE,
+	OP_AGENT_REMOVE_ALL,
+	_OP_KIND_N,
+} OpKind;
+
+/* a connection's share of the in-flight limits (the front-end's) */
+typedef struct OpsClient {
+	unsigned inflight;   /* ops of this connection that the core holds (kept) */
+	unsigned unwritten;  /* answered, not yet written (the front-end counts these) */
+} OpsClient;
+
+/* what an ssh-add brings (OP_AGENT_ADD): moved into the key when it is taken */
+typedef struct OpsAgentAdd {
+	uint8_t seed[32];            /* secret: wiped by ops_op_deinit() */
+	char comment[PROTO_LABEL_MAX + 1]; /* the label to try first ("" if unusable) */
+	uint32_t lifetime;           /* seconds; 0: none */
+	bool confirm;
+	AgentRestrict *dest;         /* destination constraints, or NULL (owned) */
+} OpsAgentAdd;
+
+struct Op {
+	/* set by the front-end */
+	OpKind kind;
+	const Peer *peer;
+	OpsClient *client;
+	const AgentSession *session; /* the agent socket's; NULL on the main socket */
+	ProtoRequest *q;             /* the arguments (the agent front-end fills one too) */
+	uint8_t pk[32];              /* agent kinds: the key's public key */
+	OpsAgentAdd add;             /* OP_AGENT_ADD */
+	/*
+	 * done() - the result is in op->resp (resp.error, resp.message,
+	 * resp.u). Called exactly once, on the loop thread: before
+	 * ops_submit() returns, or later for an op the core kept. The
+	 * front-end then calls ops_op_deinit(op) (and frees a kept copy).
+	 */
+	void (*done)(Op *op);
+	/*
+	 * keep() - the core must finish @op later: return a copy that lives
+	 * until its done() (a struct copy of *op whose q and input pointers
+	 * point into the copy's own storage), or NULL when out of memory.
+	 */
+	Op *(*keep)(Op *op);
+	void *owner;                 /* the front-end's */
+	/* the result */
+	ProtoResponse resp;
+	/* the core's own */
+	Ops *ops;
+	bool was_kept;               /* a copy was kept (ops_submit's answer) */
+	Key *key;
+	bool *valid;                 /* verify_batch */
+	ProtoKeyInfo *list;          /* key.list, agent list */
+	int r;
+	size_t cost;
+	bool counted;                /* in the in-flight figures */
+	bool keystore_job;           /* unlock/rekey: holds the keystore */
+	bool key_job;                /* generate/import/ssh-add on the pool */
+	Op *next;                    /* parked / gated */
+	char why[PROTO_MESSAGE_MAX - 64];
+	uv_work_t work;
+};
+
+/* what the server adds to a status answer (connections, requests, bytes) */
+typedef void (*OpsStatusFn)(void *ctx, const Op *op, ProtoStatus *st, uint64_t *buffered_bytes);
+
+struct Ops {
+	uv_loop_t *loop;
+	Keystore *ks;
+	const Config *config;        /* the server's (reloaded on SIGHUP) */
+	unsigned workers;
+	uint64_t start_ms;
+	/* the one lock of both sockets */
+	bool locked;
+	bool has_lock_pass;          /* a lock with a passphrase: unlock must give it */
+	uint8_t lock_salt[16];
+	uint8_t lock_hash[32];
+	unsigned unlock_failures;    /* in a row; each delays the next unlock */
+	uint64_t unlock_gate_ms;     /* no unlock runs before this (uv_now) */
+	uv_timer_t gate_timer;
+	Op *gated_head, *gated_tail; /* unlocks waiting for the gate */
+	uint64_t auto_lock_ms;       /* 0: never */
+	uint64_t last_key_use_ms;
+	/* the keystore held by a pool job, and who waits for it */
+	bool ks_busy;
+	unsigned key_jobs;
+	Op *parked_head, *parked_tail;
+	struct OpsTimer *timers;     /* lifetime constraints */
+	bool expiry_due;             /* a lifetime ran out while the keystore was held */
+	/* in flight: kept ops */
+	uint64_t inflight;
+	size_t inflight_bytes;
+	const uint64_t *unwritten_total; /* the front-ends' answers not yet written */
+	uint64_t requests;           /* answered */
+	bool shutting_down;
+	OpsStatusFn status;
+	void *status_ctx;
+	/* called after a kept op ended (limits may have moved) */
+	void (*settled)(void *ctx);
+	void *settled_ctx;
+};
+
+/* set up (handles on @loop); the keystore is opened by the caller */
+void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsigned workers,
+              const uint64_t *unwritten_total);
+/* close the timers (the loop then ends); parked ops are answered busy */
+void ops_close(Ops *o);
+
+/**
+ * ops_submit() - decide and run @op (see the top of this file).
+ * Return: false when op->done() has been called on @op itself; true when
+ * the core kept a copy (op->keep()): @op is the front-end's again (and
+ * may be discarded), the copy gets done() later (possibly already did).
+ */
+bool ops_submit(Ops *o, Op *op);
+
+/* release what the core attached to a finished op (key reference, lists,
+ * the ssh-add seed and constraints) */
+void ops_op_deinit(Op *op);
+
+/* once a second: auto-lock */
+void ops_tick(Ops *o);
+/* sigild stops: parked and gated ops are answered busy */
+void ops_shutdown(Ops *o);
+/* for status lines and the shutdown timeout */
+bool ops_keystore_held(const Ops *o);
+
+#endif /* SIGIL_DAEMON_OPS_H */
