@@ -44,11 +44,13 @@ typedef struct OpsCons {
 	AgentRestrict *dest;
 } OpsCons;
 
-/* a lifetime constraint: deletes the key when it fires */
+/* a lifetime constraint: deletes the key when it fires (the key by label
+ * and public key: a timer does not keep a removed key's secret alive) */
 typedef struct OpsTimer {
 	uv_timer_t timer;
 	Ops *ops;
-	Key *key;            /* a reference */
+	char label[PROTO_LABEL_MAX + 1];
+	uint8_t pk[32];
 	bool due;            /* fired while the keystore was held */
 	struct OpsTimer *next;
 } OpsTimer;
@@ -263,10 +265,12 @@ static const OpsCons *cons_of(const Key *k)
 
 static void timer_closed(uv_handle_t *h)
 {
-	OpsTimer *t = h->data;
+	free(h->data);
+}
 
-	key_unref(t->key);
-	free(t);
+static bool timer_is_for(const OpsTimer *t, const Key *k)
+{
+	return strcmp(t->label, k->info.label) == 0 && memcmp(t->pk, k->info.public_key, 32) == 0;
 }
 
 static void timer_drop(Ops *o, OpsTimer *t)
@@ -284,7 +288,7 @@ static void timer_cancel(Ops *o, const Key *k)
 {
 	for (OpsTimer *t = o->timers, *next; t; t = next) {
 		next = t->next;
-		if (t->key == k)
+		if (timer_is_for(t, k))
 			timer_drop(o, t);
 	}
 }
@@ -308,9 +312,9 @@ static int key_remove(Ops *o, Key *k)
 
 static void expire(Ops *o, OpsTimer *t)
 {
-	Key *k = t->key;
+	Key *k = keystore_find(o->ks, t->label);
 
-	if (!k->removed && keystore_find(o->ks, k->info.label) == k) {
+	if (k && timer_is_for(t, k)) {
 		audit_event(geteuid(), getpid(), "sigild", k->info.label, k->info.fingerprint, "ssh-remove", "ok",
 		            "lifetime constraint");
 		log_info("ssh-agent: key '%s' expired (lifetime constraint)", k->info.label);
@@ -354,7 +358,8 @@ static int timer_add(Ops *o, Key *k, uint32_t seconds)
 		return -ENOMEM;
 	timer_cancel(o, k);
 	t->ops = o;
-	t->key = key_ref(k);
+	memcpy(t->label, k->info.label, sizeof(t->label));
+	memcpy(t->pk, k->info.public_key, 32);
 	uv_timer_init(o->loop, &t->timer);
 	t->timer.data = t;
 	uv_timer_start(&t->timer, on_lifetime, (uint64_t)seconds * 1000, 0);
