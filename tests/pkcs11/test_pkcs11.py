@@ -210,6 +210,21 @@ def test_pkcs11_tool_sign(d, tmp):
         assert len(sig) == 64
         priv.public_key().verify(sig, msg)  # raises if invalid
         assert sig == priv.sign(msg)
+    # and OpenSSL, with the public key as pkcs11-tool exports it (PEM SPKI)
+    openssl = need("openssl")
+    pem = os.path.join(tmp, "pub.pem")
+    run([tool, "--module", MODULE, "--read-object", "--type", "pubkey", "--label", "ed-sign", "-o", pem], d)
+    r = run([openssl, "pkeyutl", "-verify", "-pubin", "-inkey", pem, "-rawin", "-in", mpath, "-sigfile", spath], d)
+    assert "Signature Verified Successfully" in r.stdout, r.stdout
+    open(mpath, "ab").write(b"x")
+    r = run([openssl, "pkeyutl", "-verify", "-pubin", "-inkey", pem, "-rawin", "-in", mpath, "-sigfile", spath], d,
+            check=False)
+    assert r.returncode != 0, r.stdout
+    # pkcs11-tool's own verify (C_Verify through sigild)
+    open(mpath, "wb").write(msg)
+    r = run([tool, "--module", MODULE, "--verify", "-m", "EDDSA", "--label", "ed-sign", "-i", mpath,
+             "--signature-file", spath], d)
+    assert "Signature is valid" in r.stdout, r.stdout
 
 
 def test_pkcs11_tool_keypairgen(d, tmp):
