@@ -1029,8 +1029,7 @@ CK_RV C_Login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR
 		return rv;
 	if (userType != CKU_USER) {
 		pthread_mutex_unlock(&g.lock);
-		return userType == CKU_SO || userType == CKU_CONTEXT_SPECIFIC ? CKR_USER_TYPE_INVALID
-		                                                             : CKR_USER_TYPE_INVALID;
+		return CKR_USER_TYPE_INVALID; /* CKU_SO, CKU_CONTEXT_SPECIFIC: sigild has neither */
 	}
 	if (g.logged_in) {
 		pthread_mutex_unlock(&g.lock);
