@@ -269,9 +269,15 @@ static Object *object_add(void)
 	Object *o;
 
 	if (g.n_objs % 16 == 0) {
-		Object *n = realloc(g.objs, (g.n_objs + 16) * sizeof(*n));
+		/* not realloc: the table holds derived secrets, wiped before free */
+		Object *n = malloc((g.n_objs + 16) * sizeof(*n));
 		if (!n)
 			return NULL;
+		if (g.objs) {
+			memcpy(n, g.objs, g.n_objs * sizeof(*n));
+			sigil_wipe(g.objs, g.n_objs * sizeof(*n));
+			free(g.objs);
+		}
 		g.objs = n;
 	}
 	o = &g.objs[g.n_objs++];
@@ -284,9 +290,9 @@ static void object_remove(Object *o)
 {
 	size_t i = (size_t)(o - g.objs);
 
-	sigil_wipe(o->value, sizeof(o->value));
 	memmove(o, o + 1, (g.n_objs - i - 1) * sizeof(*o));
 	g.n_objs--;
+	sigil_wipe(&g.objs[g.n_objs], sizeof(*o)); /* the slot left behind */
 }
 
 static void op_reset(Op *op)
@@ -415,8 +421,8 @@ static void state_free(void)
 	free(g.sessions);
 	g.sessions = NULL;
 	g.n_sessions = 0;
-	for (size_t i = 0; i < g.n_objs; i++)
-		sigil_wipe(g.objs[i].value, sizeof(g.objs[i].value));
+	if (g.objs)
+		sigil_wipe(g.objs, g.n_objs * sizeof(*g.objs));
 	free(g.objs);
 	g.objs = NULL;
 	g.n_objs = 0;
