@@ -642,6 +642,63 @@ def test_daemon_down_and_back(d):
     s.closeSession()
 
 
+def test_buffers_and_arguments(d):
+    """The two-call convention and NULL arguments, through PyKCS11's low
+    level and, for what PyKCS11 never passes, ctypes on the same loaded
+    module (the same instance: one dlopen handle)."""
+    c = d.client()
+    priv = import_ed(c, "ed-buf")
+    c.close()
+    p = P11(d)
+    s = p.session()
+    k, kp = p.find(s, "ed-buf", CKO_PRIVATE_KEY), p.find(s, "ed-buf", CKO_PUBLIC_KEY)
+    lib = p.lib.lib
+    # C_GetAttributeValue: a 4-byte buffer for the 34-byte CKA_EC_POINT
+    tmpl = PyKCS11.LowLevel.ckattrlist(2)
+    tmpl[0].SetBin(CKA_EC_POINT, PyKCS11.ckbytelist(bytes(4)))
+    tmpl[1].SetBin(CKA_LABEL, PyKCS11.ckbytelist(bytes(16)))
+    assert lib.C_GetAttributeValue(s.session, kp, tmpl) == PyKCS11.CKR_BUFFER_TOO_SMALL
+    assert bytes(tmpl[1].GetBin()) == b"ed-buf"  # the others are still filled
+    m = ctypes.CDLL(MODULE)
+    UL = ctypes.c_ulong
+    n = UL(0)
+    assert m.C_GetSlotList(ctypes.c_ubyte(1), None, None) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_GetSlotList(ctypes.c_ubyte(1), (UL * 1)(), ctypes.byref(n)) == PyKCS11.CKR_BUFFER_TOO_SMALL
+    assert n.value == 1
+    n = UL(1)
+    assert m.C_GetMechanismList(UL(0), (UL * 1)(), ctypes.byref(n)) == PyKCS11.CKR_BUFFER_TOO_SMALL
+    assert n.value == 4
+    assert m.C_GetTokenInfo(UL(0), None) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_GetInfo(None) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_OpenSession(UL(0), UL(CKF_SERIAL_SESSION), None, None, None) == PyKCS11.CKR_ARGUMENTS_BAD
+    h = UL(s.session.value())
+    # C_Sign: length query, too small, NULL length (ends the operation)
+    mech = PyKCS11.Mechanism(CKM_EDDSA).to_native()
+    msg = b"two calls"
+    sig = ctypes.create_string_buffer(64)
+    for rv_want, buf, length, still in ((PyKCS11.CKR_OK, None, 0, True),
+                                        (PyKCS11.CKR_BUFFER_TOO_SMALL, sig, 63, True),
+                                        (PyKCS11.CKR_ARGUMENTS_BAD, sig, None, False)):
+        assert lib.C_SignInit(s.session, mech, k) == PyKCS11.CKR_OK
+        n = UL(length or 0)
+        rv = m.C_Sign(h, msg, UL(len(msg)), buf, ctypes.byref(n) if length is not None else None)
+        assert rv == rv_want, (PyKCS11.CKR[rv], rv_want)
+        if rv_want != PyKCS11.CKR_ARGUMENTS_BAD:
+            assert n.value == 64
+        n = UL(64)
+        rv = m.C_Sign(h, msg, UL(len(msg)), sig, ctypes.byref(n))
+        assert rv == (PyKCS11.CKR_OK if still else PyKCS11.CKR_OPERATION_NOT_INITIALIZED), PyKCS11.CKR[rv]
+        if still:
+            assert sig.raw == priv.sign(msg)
+    assert m.C_GenerateRandom(h, None, UL(8)) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_Login(h, UL(PyKCS11.CKU_USER), None, UL(0)) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_FindObjectsInit(h, None, UL(1)) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_GetAttributeValue(h, UL(kp.value()), None, UL(1)) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_DeriveKey(h, None, UL(kp.value()), None, UL(0), None) == PyKCS11.CKR_ARGUMENTS_BAD
+    assert m.C_GenerateKeyPair(h, None, None, UL(0), None, UL(0), None, None) == PyKCS11.CKR_ARGUMENTS_BAD
+    s.closeSession()
+
+
 TESTS = [
     (test_pkcs11_tool_list, ()),
     (test_pkcs11_tool_sign, ("tmp",)),
@@ -654,6 +711,7 @@ TESTS = [
     (test_derive, ()),
     (test_generate_key_pair, ()),
     (test_sign_errors, ()),
+    (test_buffers_and_arguments, ()),
     (test_login_locked, ("passphrase",)),
     (test_daemon_down_and_back, ()),
 ]
