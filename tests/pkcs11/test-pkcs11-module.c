@@ -422,6 +422,86 @@ static void test_derive_and_keygen(void **state)
 	sigil_client_free(c);
 }
 
+/* Everything the module does not do answers CKR_FUNCTION_NOT_SUPPORTED (or
+ * its own code), and every call on a session that does not exist answers
+ * CKR_SESSION_HANDLE_INVALID: never a crash, never CKR_OK. */
+static void test_unsupported_and_bad_handles(void **state)
+{
+	CK_SESSION_HANDLE s, bad = 0x7777;
+	CK_MECHANISM m = { CKM_EDDSA, NULL, 0 };
+	CK_BYTE b[64];
+	CK_ULONG n = sizeof(b);
+	CK_OBJECT_HANDLE h;
+	CK_ATTRIBUTE a = { CKA_LABEL, b, sizeof(b) };
+
+	CK(f->C_Initialize(NULL));
+	s = open_session();
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_InitToken(0, b, 4, b));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_InitPIN(s, b, 4));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_SetPIN(s, b, 4, b, 4));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_WaitForSlotEvent(0, NULL, NULL));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_GetOperationState(s, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_SetOperationState(s, b, n, 0, 0));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_CreateObject(s, &a, 1, &h));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_CopyObject(s, 1, &a, 1, &h));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_SetAttributeValue(s, 1, &a, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_EncryptInit(s, &m, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_Encrypt(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_EncryptUpdate(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_EncryptFinal(s, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DecryptInit(s, &m, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_Decrypt(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DecryptUpdate(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DecryptFinal(s, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DigestInit(s, &m));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_Digest(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DigestUpdate(s, b, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DigestKey(s, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DigestFinal(s, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_SignRecoverInit(s, &m, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_SignRecover(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_VerifyRecoverInit(s, &m, 1));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_VerifyRecover(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DigestEncryptUpdate(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DecryptDigestUpdate(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_SignEncryptUpdate(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_DecryptVerifyUpdate(s, b, 1, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_GenerateKey(s, &m, &a, 1, &h));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_WrapKey(s, &m, 1, 2, b, &n));
+	CKR(CKR_FUNCTION_NOT_SUPPORTED, f->C_UnwrapKey(s, &m, 1, b, 1, &a, 1, &h));
+	CKR(CKR_RANDOM_SEED_NOT_SUPPORTED, f->C_SeedRandom(s, b, 4));
+	CKR(CKR_FUNCTION_NOT_PARALLEL, f->C_GetFunctionStatus(s));
+	CKR(CKR_FUNCTION_NOT_PARALLEL, f->C_CancelFunction(s));
+
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_SignInit(bad, &m, 1));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_Sign(bad, b, 1, b, &n));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_SignUpdate(bad, b, 1));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_SignFinal(bad, b, &n));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_VerifyInit(bad, &m, 1));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_Verify(bad, b, 1, b, 64));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_VerifyUpdate(bad, b, 1));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_VerifyFinal(bad, b, 64));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_FindObjectsInit(bad, NULL, 0));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_FindObjects(bad, &h, 1, &n));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_FindObjectsFinal(bad));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_GetAttributeValue(bad, 1, &a, 1));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_GetObjectSize(bad, 1, &n));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_DestroyObject(bad, 1));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_Login(bad, CKU_USER, b, 4));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_Logout(bad));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_GenerateRandom(bad, b, 4));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_GenerateKeyPair(bad, &m, NULL, 0, NULL, 0, &h, &h));
+	CKR(CKR_OBJECT_HANDLE_INVALID, f->C_GetObjectSize(s, 0x5555, &n));
+	CKR(CKR_OBJECT_HANDLE_INVALID, f->C_DestroyObject(s, 0x5555));
+	CKR(CKR_KEY_HANDLE_INVALID, f->C_SignInit(s, &m, 0x5555));
+	CKR(CKR_KEY_HANDLE_INVALID, f->C_VerifyInit(s, &m, 0x5555));
+	CKR(CKR_USER_NOT_LOGGED_IN, f->C_Logout(s));
+	CK(f->C_CloseAllSessions(0));
+	CKR(CKR_SESSION_HANDLE_INVALID, f->C_CloseSession(s));
+	CKR(CKR_SLOT_ID_INVALID, f->C_CloseAllSessions(3));
+	CK(f->C_Finalize(NULL));
+}
+
 #define N_THREADS 8
 #define N_SIGNS 100
 
@@ -578,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_attributes),
 		cmocka_unit_test(test_sign),
 		cmocka_unit_test(test_derive_and_keygen),
+		cmocka_unit_test(test_unsupported_and_bad_handles),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_daemon_gone),
