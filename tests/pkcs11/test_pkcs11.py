@@ -294,7 +294,7 @@ def test_p11kit_module_file(d, tmp):
     uid 65534."""
     p11kit, p11tool = need("p11-kit"), need("p11tool")
     need("setpriv")
-    src = os.path.join(os.environ["SIGIL_SOURCE_ROOT"], "client", "pkcs11", "sigil.module")
+    src = os.path.join(os.environ["SIGIL_SOURCE_ROOT"], "packaging", "p11-kit", "sigil.module")
     text = open(src).read()
     assert "module: sigil-pkcs11.so" in text, text
     top = tempfile.mkdtemp(prefix="sigil-pkcs11-nobody-")
