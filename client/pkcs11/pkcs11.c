@@ -1130,8 +1130,9 @@ CK_RV C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
 		return rv;
 	e = sigil_client_key_delete(c, label);
 	conn_put(c, e);
+	/* not_found: gone already; its objects go too */
 	if (e != SIGIL_EOK && e != SIGIL_ENOT_FOUND)
-		return e == SIGIL_ENOT_FOUND ? CKR_OBJECT_HANDLE_INVALID : rv_from(e, CKR_ACTION_PROHIBITED);
+		return rv_from(e, CKR_ACTION_PROHIBITED);
 	pthread_mutex_lock(&g.lock);
 	for (size_t i = g.n_objs; i-- > 0;)
 		if (g.objs[i].klass != CKO_SECRET_KEY && strcmp(g.objs[i].label, label) == 0 &&
