@@ -7,11 +7,12 @@ export DEBIAN_FRONTEND=noninteractive
 apt_get() { if [ "$(id -u)" -eq 0 ]; then apt-get "$@"; else sudo apt-get "$@"; fi; }
 
 runtime=(meson ninja-build pkg-config gcc libc6-dev scdoc
-         libuv1-dev libmsgpack-dev libsystemd-dev libsodium-dev)
+         libuv1-dev libmsgpack-dev libsystemd-dev libsodium-dev libp11-kit-dev)
 testing=(clang llvm libclang-rt-14-dev libcmocka-dev libssl-dev valgrind git
          python3 python3-msgpack python3-cryptography
          openssh-client openssh-server minisign signify-openbsd
-         scdoc debhelper dpkg-dev lintian systemd util-linux procps gnuplot-nox)
+         scdoc debhelper dpkg-dev lintian systemd util-linux procps gnuplot-nox
+         opensc gnutls-bin python3-pykcs11 softhsm2 p11-kit)
 
 case "${1:-all}" in
   runtime) pkgs=("${runtime[@]}") ;;

@@ -41,6 +41,8 @@ def expected_files():
         (os.path.join(lib, 'libsigil-crypto.a'), 'file'),
         (os.path.join(lib, 'libsigil.so.0'), 'lib'),
         (os.path.join(lib, 'libsigil.so'), 'lib'),
+        (os.path.join(lib, 'pkcs11/sigil-pkcs11.so'), 'lib'),
+        (os.path.join(env('SIGIL_DATADIR'), 'p11-kit/modules/sigil.module'), 'file'),
         (os.path.join(inc, 'sigil/crypto.h'), 'file'),
         (os.path.join(inc, 'sigil/client.h'), 'file'),
         (os.path.join(lib, 'pkgconfig/sigil-crypto.pc'), 'file'),
@@ -123,7 +125,8 @@ def check_completion(tap, dest):
 
 def check_exports(tap, dest):
     lib = under(dest, env('SIGIL_LIBDIR'))
-    for name, prefix in (('libsigil-crypto.so.0', 'sigil_'), ('libsigil.so.0', 'sigil_client_')):
+    for name, prefix in (('libsigil-crypto.so.0', 'sigil_'), ('libsigil.so.0', 'sigil_client_'),
+                         ('pkcs11/sigil-pkcs11.so', 'C_')):
         p = os.path.join(lib, name)
         r = run(['nm', '-D', '--defined-only', p])
         syms = [line.split()[-1] for line in r.stdout.splitlines()
