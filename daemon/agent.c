@@ -40,6 +40,7 @@
 
 #include "agent-msg.h"
 #include "agent.h"
+#include "listener.h"
 #include "audit.h"
 #include "keyfile.h"
 #include "log.h"
@@ -1777,93 +1778,35 @@ static void agent_on_connection(uv_stream_t *listener, int status)
 
 /* ---- the listener ------------------------------------------------------------ */
 
-static int agent_bind(Agent *a, const char *path, int *fdp)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[sizeof(sa.sun_path)];
-	struct stat st;
-	char *slash;
-	mode_t old;
-	bool bound;
-	int fd, r;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		log_err("ssh-agent socket path %s is longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
-		return SERVER_E_BAD_PATH;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			log_err("cannot create the directory of %s: %s", path, strerror(errno));
-			return SERVER_E_BAD_PATH;
-		}
-	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			log_err("%s exists and is not a socket; refusing to replace it", path);
-			return SERVER_E_BAD_PATH;
-		}
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		memcpy(sa.sun_path, path, strlen(path) + 1);
-		r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-		close(fd);
-		if (r == 0) {
-			log_err("something is listening on %s already", path);
-			return SERVER_E_IN_USE;
-		}
-		if (unlink(path) < 0 && errno != ENOENT) {
-			log_err("cannot remove stale socket %s: %s", path, strerror(errno));
-			return SERVER_E_BAD_PATH;
-		}
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	old = umask(0177);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	bound = r == 0;
-	/* as the main socket: 0600, or 0660 for socket_group */
-	if (r == 0 && a->server->config.has_socket_group)
-		r = chown(path, (uid_t)-1, a->server->config.socket_group) < 0 || chmod(path, 0660) < 0 ? -1 : 0;
-	else if (r == 0)
-		r = chmod(path, 0600);
-	if (r < 0 || listen(fd, SOMAXCONN) < 0) {
-		r = -errno;
-		log_err("cannot listen on %s: %s", sa.sun_path, strerror(-r)); /* = path */
-		close(fd);
-		if (bound)
-			unlink(path);
-		return r;
-	}
-	a->path = strdup(path);
-	if (!a->path) {
-		close(fd);
-		unlink(path);
-		return -ENOMEM;
-	}
-	*fdp = fd;
-	return 0;
-}
-
 int agent_listen(Server *s, const char *path)
 {
-	Agent *a = calloc(1, sizeof(*a));
+	gid_t group = s->config.has_socket_group ? s->config.socket_group : (gid_t)-1;
 	int fd, r;
 
-	if (!a)
-		return -ENOMEM;
-	a->server = s;
-	r = agent_bind(a, path, &fd);
-	if (r) {
-		free(a);
-		return r;
+	/* as the main socket: 0600, or 0660 for socket_group (listener.c) */
+	r = listener_bind(&fd, path, group);
+	if (r)
+		return r == LISTENER_E_IN_USE ? SERVER_E_IN_USE : r > 0 ? SERVER_E_BAD_PATH : r;
+	r = agent_listen_fd(s, fd);
+	if (r == 0) {
+		s->agent->path = strdup(path);
+		r = s->agent->path ? 0 : -ENOMEM;
 	}
+	if (r)
+		unlink(path);
+	return r;
+}
+
+int agent_listen_fd(Server *s, int fd)
+{
+	Agent *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a) {
+		close(fd);
+		return -ENOMEM;
+	}
+	a->server = s;
 	uv_pipe_init(s->loop, &a->listener, 0);
 	a->listener.data = a;
 	r = uv_pipe_open(&a->listener, fd);
@@ -1871,9 +1814,6 @@ int agent_listen(Server *s, const char *path)
 		r = uv_listen((uv_stream_t *)&a->listener, SOMAXCONN, agent_on_connection);
 	if (r < 0) {
 		uv_close((uv_handle_t *)&a->listener, NULL);
-		unlink(a->path);
-		free(a->path);
-		a->path = NULL;
 		/* the handle is freed with the Server's loop run; keep a for it */
 		a->closed = true;
 		s->agent = a;

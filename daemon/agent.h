@@ -17,12 +17,20 @@
 typedef struct Agent Agent;
 
 /*
- * agent_listen() - bind @path (mode 0600 in a 0700 directory, a stale
- * socket replaced, a live one refused) and serve the agent protocol with
- * @s's keystore, lock and peer rules. Sets s->agent.
+ * agent_listen() - bind @path (mode 0600 in a 0700 directory checked by
+ * listener.c, a stale socket of ours replaced, a live one refused) and
+ * serve the agent protocol with @s's keystore, lock and peer rules. Sets
+ * s->agent.
  * Return: 0, SERVER_E_IN_USE, SERVER_E_BAD_PATH or negative errno.
  */
 int agent_listen(Server *s, const char *path);
+/*
+ * agent_listen_fd() - serve the agent protocol on @fd, a listening Unix
+ * socket (socket activation: listener_activated()); it is closed with the
+ * Agent. Sets s->agent.
+ * Return: 0 or negative errno.
+ */
+int agent_listen_fd(Server *s, int fd);
 /* write the agent connections' waiting answers (one write each); called by
  * conn_flush_all() after audit_flush(). NULL is a no-op */
 void agent_flush_all(Agent *a);

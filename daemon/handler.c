@@ -278,7 +278,7 @@ static void request_answer(Conn *c, Request *rq)
 		const char *why = rq->why;
 
 		audit_rq(c, NULL, NULL, "rekey", r == 0 ? "ok" : "error",
-		         r < 0 ? strerror(-r) : r == KEYSTORE_E_INVALID ? why : NULL);
+		         r < 0 ? strerror(-r) : r == KEYSTORE_E_INVALID || r == KEYSTORE_E_DENIED ? why : NULL);
 		if (r == KEYSTORE_E_LOCKED)
 			reply_error(c, rq, PROTO_E_LOCKED, "sigild is locked: unlock it first");
 		else if (r == KEYSTORE_E_NEED_PASSPHRASE)
@@ -288,6 +288,8 @@ static void request_answer(Conn *c, Request *rq)
 			reply_error(c, rq, PROTO_E_BUSY, "a key is being generated; try again");
 		else if (r == KEYSTORE_E_INVALID)
 			reply_error(c, rq, PROTO_E_BAD_REQUEST, "%s", why);
+		else if (r == KEYSTORE_E_DENIED)
+			reply_error(c, rq, PROTO_E_DENIED, "%s", why);
 		else if (r)
 			reply_error(c, rq, PROTO_E_INTERNAL, "rekey failed (the old master key stays): %s",
 			            r < 0 ? strerror(-r) : "invalid");
