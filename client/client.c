@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -176,10 +177,21 @@ static sigil_error connect_fd(sigil_client *c, const char *path)
 	}
 }
 
+/* Is uid the packaged system service's user ("sigil", User= of
+ * sigild.service)? Only that account runs the system sigild. */
+static bool is_service_user(uid_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	return getpwnam_r(PROTO_SERVICE_USER, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid == uid;
+}
+
 /* Is the server on c->fd one this client may talk to: root, our own uid,
- * or the uid named by server_uid (>= 0) or SIGIL_SERVER_UID? Checked on
- * connect, before anything is sent: a socket path another user could
- * have taken over must not receive seeds or passphrases. */
+ * the system service's user, or the uid named by server_uid (>= 0) or
+ * SIGIL_SERVER_UID? Checked on connect, before anything is sent: a socket
+ * path another user could have taken over must not receive seeds or
+ * passphrases. */
 static sigil_error check_server(sigil_client *c, const char *path, int64_t server_uid)
 {
 	struct ucred cred;
@@ -200,10 +212,12 @@ static sigil_error check_server(sigil_client *c, const char *path, int64_t serve
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred))
 		return set_err(c, SIGIL_EUNTRUSTED, "cannot read the credentials of the server on %s: %s", path,
 		               strerror(errno));
-	if (cred.uid == 0 || cred.uid == geteuid() || (named >= 0 && (int64_t)cred.uid == named))
+	if (cred.uid == 0 || cred.uid == geteuid() || (named >= 0 && (int64_t)cred.uid == named) ||
+	    is_service_user(cred.uid))
 		return SIGIL_EOK;
 	return set_err(c, SIGIL_EUNTRUSTED,
-	               "the server on %s runs as uid %u, not as root or this user (uid %u): nothing was sent to it; "
+	               "the server on %s runs as uid %u, not as root, this user (uid %u) or user " PROTO_SERVICE_USER
+               ": nothing was sent to it; "
 	               "if sigild runs as that uid, set SIGIL_SERVER_UID=%u (sigil --server-uid)",
 	               path, (unsigned)cred.uid, (unsigned)geteuid(), (unsigned)cred.uid);
 }

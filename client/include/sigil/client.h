@@ -126,7 +126,8 @@ sigil_error sigil_client_connect(sigil_client **clientp, const char *path, int t
 /* As sigil_client_connect, and trusts a server running as server_uid
  * (< 0: none). Every connect reads the server's SO_PEERCRED before it sends
  * anything and fails with SIGIL_EUNTRUSTED unless the server runs as root,
- * as this process's uid, as server_uid, or (server_uid < 0) as the uid in
+ * as this process's uid, as the system user "sigil" (the packaged system
+ * service's), as server_uid, or (server_uid < 0) as the uid in
  * $SIGIL_SERVER_UID: another user who took over the socket path gets
  * nothing. */
 sigil_error sigil_client_connect_uid(sigil_client **clientp, const char *path, int timeout_ms,
