@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,61 @@ static int listener_dir_check(int dirfd, const char *path, const char *what)
 	return 0;
 }
 
+/* the directories above @path (its parent resolved, and the parent's
+ * parents): each owned by root or us, and writable by group or others only
+ * with the sticky bit (/tmp): no one else can rename the directory away and
+ * put another in its place. Before anything is made there. */
+static int listener_parents_check(const char *path, const char *what)
+{
+	uid_t me = geteuid();
+	char parent[PATH_MAX], *real, *slash;
+	int r = 0;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	while ((slash = strrchr(parent, '/')) != NULL && slash != parent && slash[1] == '\0')
+		*slash = '\0'; /* "dir/" */
+	slash = strrchr(parent, '/');
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	real = realpath(parent, NULL);
+	if (!real) {
+		r = -errno;
+		log_err("cannot resolve the directory above the %s %s: %s", what, path, strerror(errno));
+		return r;
+	}
+	for (;;) {
+		struct stat st;
+
+		if (stat(real, &st) < 0) {
+			r = -errno;
+			log_err("cannot check %s above the %s %s: %s", real, what, path, strerror(errno));
+			break;
+		}
+		if ((st.st_uid != me && st.st_uid != 0) ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+			log_err("the %s %s is inside %s, which %s: another user could rename it and put their own in "
+			        "its place; use a directory whose parents only root or sigild's uid can change", what,
+			        path, real, st.st_uid != me && st.st_uid != 0 ? "belongs to another uid" :
+			        "group or others can write (no sticky bit)");
+			r = LISTENER_E_UNSAFE;
+			break;
+		}
+		slash = strrchr(real, '/');
+		if (!slash || (slash == real && slash[1] == '\0'))
+			break;
+		if (slash == real)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(real);
+	return r;
+}
+
 int listener_dir_open(int *dirfdp, const char *path, const char *what, gid_t group)
 {
 	mode_t mode = group != (gid_t)-1 ? 0750 : 0700;
@@ -54,6 +110,9 @@ int listener_dir_open(int *dirfdp, const char *path, const char *what, gid_t gro
 	int fd, r;
 
 	*dirfdp = -1;
+	r = listener_parents_check(path, what);
+	if (r)
+		return r;
 	if (mkdir(path, mode) == 0)
 		made = true;
 	else if (errno != EEXIST) {

@@ -9,6 +9,9 @@
  * relative to that open directory (no re-resolution of the path between the
  * check and the bind), with its mode set by the umask at bind time. A live
  * socket at the path is never removed; a stale one only when it is ours.
+ * The directories above a socket directory must be root's or ours, and
+ * writable by others only with the sticky bit, so that no one else can
+ * rename it away.
  * Every refusal is logged with the path, what is wrong and the fix.
  */
 #ifndef SIGIL_DAEMON_LISTENER_H

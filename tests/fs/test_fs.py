@@ -182,6 +182,31 @@ def test_socket_dir_open_to_others(tmp):
     assert os.listdir(d) == []
 
 
+def test_socket_dir_inside_another_uids_dir(tmp):
+    """a directory of ours inside one another uid owns (or can write without
+    the sticky bit): its owner could rename ours away"""
+    for mode in (0o755, 0o1777):
+        top = nobody_dir(os.path.join(tmp, f"top{mode:o}"), mode)
+        d = os.path.join(top, "run")
+        os.mkdir(d, 0o700)
+        refused(["--socket", os.path.join(d, "sigild.sock"), "--state-dir", os.path.join(tmp, "st")],
+                [d, "is inside " + top, "rename"])
+        assert os.listdir(d) == []
+    # root's, writable by others without the sticky bit
+    top = os.path.join(tmp, "open-top")
+    os.mkdir(top)
+    os.chmod(top, 0o777)
+    refused(["--socket", os.path.join(top, "run", "sigild.sock"), "--state-dir", os.path.join(tmp, "st")],
+            ["is inside " + top, "no sticky bit"])
+    assert os.listdir(top) == [], "sigild made a directory in it"
+    # a sticky directory of root's (like /tmp) is fine
+    sticky = os.path.join(tmp, "sticky")
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    d = Daemon(os.path.join(sticky, "run", "s.sock"), os.path.join(tmp, "st"))
+    d.stop()
+
+
 def squat(tmp, name):
     """a directory of ours (0755) with NOBODY's live listener at name in it"""
     d = os.path.join(tmp, "run")
@@ -316,6 +341,20 @@ def test_config_file_refused_at_start(tmp):
     os.chown(p, NOBODY, NOBODY)
     refused(["--socket", os.path.join(tmp, "run", "s.sock"), "--state-dir", os.path.join(tmp, "st"), "--config", p],
             [p, f"belongs to uid {NOBODY}"])
+
+
+def test_config_file_symlink_refused(tmp):
+    p = os.path.join(tmp, "real.conf")
+    with open(p, "w") as f:
+        f.write("workers = 1\n")
+    link = os.path.join(tmp, "link.conf")
+    os.symlink(p, link)
+    refused(["--socket", os.path.join(tmp, "run", "s.sock"), "--state-dir", os.path.join(tmp, "st"), "--config", link],
+            [link, "symbolic link"])
+    fifo = os.path.join(tmp, "fifo.conf")
+    os.mkfifo(fifo, 0o600)
+    refused(["--socket", os.path.join(tmp, "run", "s.sock"), "--state-dir", os.path.join(tmp, "st"), "--config", fifo],
+            [fifo, "not a regular file"])
 
 
 def test_state_dir_symlink_refused(tmp):
