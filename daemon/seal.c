@@ -169,14 +169,15 @@ static int read_fd(int fd, uint8_t *buf, size_t cap, size_t *lenp)
 }
 
 /* open and read a master key file: a regular file, not a symlink, of ours
- * or root's, that group and others cannot read or write (fsafe.c).
+ * or root's, that group and others cannot write, nor read with
+ * FSAFE_SECRET in @flags (fsafe.c).
  * Return: 0, SEAL_E_INVALID (@why says why) or -errno (@why too) */
-static int read_key_file(int dirfd, const char *path, uint8_t *buf, size_t cap, size_t *lenp, char *why,
-                         size_t why_len)
+static int read_key_file(int dirfd, const char *path, unsigned flags, uint8_t *buf, size_t cap, size_t *lenp,
+                         char *why, size_t why_len)
 {
 	int fd, r;
 
-	r = fsafe_open(&fd, dirfd, path, O_RDONLY, FSAFE_SECRET, why, why_len);
+	r = fsafe_open(&fd, dirfd, path, O_RDONLY, flags, why, why_len);
 	if (r)
 		return r > 0 ? SEAL_E_INVALID : r;
 	r = read_fd(fd, buf, cap, lenp);
@@ -187,14 +188,14 @@ static int read_key_file(int dirfd, const char *path, uint8_t *buf, size_t cap, 
 }
 
 /* a master key file: 32 raw bytes, or 64 hex digits and an optional newline */
-static int load_key_file(Seal *s, int dirfd, const char *path)
+static int load_key_file(Seal *s, int dirfd, const char *path, unsigned flags)
 {
 	uint8_t buf[80];
 	size_t n = 0, bin_len = 0;
 	char why[512];
 	int r;
 
-	r = read_key_file(dirfd, path, buf, sizeof(buf), &n, why, sizeof(why));
+	r = read_key_file(dirfd, path, flags, buf, sizeof(buf), &n, why, sizeof(why));
 	if (r) {
 		log_err("cannot use the master key: %s", why);
 		goto out;
@@ -226,10 +227,14 @@ static int load_source(Seal *s)
 {
 	switch (s->src) {
 	case SEAL_SRC_CREDENTIAL:
+		/* systemd gives the service user read access to a credential by an
+		 * ACL, whose mask shows as group read (0440); the directory is
+		 * systemd's, private to the service: no group/other write only */
+		return load_key_file(s, AT_FDCWD, s->path, 0);
 	case SEAL_SRC_FILE:
-		return load_key_file(s, AT_FDCWD, s->path);
+		return load_key_file(s, AT_FDCWD, s->path, FSAFE_SECRET);
 	case SEAL_SRC_GENERATED:
-		return load_key_file(s, s->statefd, SEAL_MASTER_FILE);
+		return load_key_file(s, s->statefd, SEAL_MASTER_FILE, FSAFE_SECRET);
 	default:
 		return 0;
 	}
@@ -663,7 +668,7 @@ static int read_new_key_file(const char *path, uint8_t *n, char *why, size_t why
 		snprintf(why, why_len, "the new master key file must be an absolute path");
 		return SEAL_E_INVALID;
 	}
-	r = read_key_file(AT_FDCWD, path, buf, sizeof(buf), &len, detail, sizeof(detail));
+	r = read_key_file(AT_FDCWD, path, FSAFE_SECRET, buf, sizeof(buf), &len, detail, sizeof(detail));
 	if (r == 0) {
 		if (len == SEAL_KEY_LEN)
 			memcpy(n, buf, SEAL_KEY_LEN);

@@ -319,6 +319,27 @@ def test_master_key_file_refused_at_start(tmp):
         assert time.time() - t0 < 20, name
 
 
+def test_credential_checked_at_start(tmp):
+    cred = os.path.join(tmp, "creds")
+    os.mkdir(cred, 0o700)
+    mk = os.path.join(cred, "master-key")
+    with open(mk, "wb") as f:
+        f.write(os.urandom(32))
+    env = clean_env(CREDENTIALS_DIRECTORY=cred)
+    args = ["--socket", os.path.join(tmp, "run", "s.sock"), "--state-dir", os.path.join(tmp, "st")]
+    os.chmod(mk, 0o460)
+    refused(args, [mk, "mode 0460", "group or others can write"], env=env)
+    os.chmod(mk, 0o400)
+    os.chown(mk, NOBODY, NOBODY)
+    refused(args, [mk, f"belongs to uid {NOBODY}"], env=env)
+    # systemd's own: root's, read access by an ACL whose mask shows as 0440
+    os.chown(mk, 0, 0)
+    os.chmod(mk, 0o440)
+    d = Daemon(os.path.join(tmp, "run", "s.sock"), os.path.join(tmp, "st"), env=env)
+    assert "master key: systemd credential" in d.logtext(), d.logtext()
+    d.stop()
+
+
 def test_audit_file_refused_at_start(tmp):
     for name, path, expect in bad_files(tmp, b"audit: old line\n"):
         if name == "device":
