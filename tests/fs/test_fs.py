@@ -405,6 +405,9 @@ def test_rekey_new_master_key_file_refused(tmp):
             assert time.time() - t0 < 10
         # one message whatever is wrong: no existence or mode oracle
         assert len(msgs) == 1, msgs
+        # a path with terminal sequences and a newline: escaped in the log and audit lines
+        evil = os.path.join(hidden, "k\x1b]0;pwned\x07\nfake: line\x9b2J")
+        c.expect_error("denied", "rekey", {"master_key_file": evil})
         # the command: denied (exit 4), and a FIFO does not hang it
         r = sigil(["-s", d.sock, "rekey", "--new-master-key-file", os.path.join(tmp, "fifo.key")])
         assert r.returncode == 4 and b"denied" in r.stderr, (r.returncode, r.stderr)
@@ -415,6 +418,15 @@ def test_rekey_new_master_key_file_refused(tmp):
         c.close()
         log = d.logtext()
         assert "belongs to uid 65534" in log and "symbolic link" in log, log
+        c2 = sigiltest.Client(d.sock)
+        lines = c2.call("audit", {})["lines"]
+        c2.close()
+        with open(d.log, "rb") as f:
+            raw = f.read()
+        assert b"\x1b" not in raw and b"\x07" not in raw and b"\xc2\x9b" not in raw, raw
+        evil_lines = [ln for ln in raw.split(b"\n") if b"pwned" in ln]
+        assert len(evil_lines) == 2 and not any(ln.startswith(b"fake: line") for ln in raw.split(b"\n")), raw
+        assert any("pwned" in ln and "\x1b" not in ln and "\n" not in ln for ln in lines), lines
     finally:
         d.stop()
 
