@@ -155,44 +155,64 @@ int listener_dir_open(int *dirfdp, const char *path, const char *what, gid_t gro
 	return 0;
 }
 
-/* the address of @name in the open directory @dirfd, through /proc/self/fd:
- * bind and connect reach the directory that was checked, whatever its path
- * resolves to now */
-static int listener_addr(struct sockaddr_un *sa, int dirfd, const char *name)
+/*
+ * Bind (@bind_it) or connect @sock to @name in the open directory @dirfd:
+ * through /proc/self/fd/DIRFD/NAME, or without /proc from inside the
+ * directory (fchdir there and back; sigild has no other thread while it
+ * binds). Either way the directory that was checked, whatever its path
+ * resolves to now. Return: 0 or -errno.
+ */
+static int listener_at(int sock, int dirfd, const char *name, bool bind_it)
 {
-	int n;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool proc = access("/proc/self/fd", X_OK) == 0;
+	int n, r, cwd = -1;
 
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s", dirfd, name);
-	return n < 0 || (size_t)n >= sizeof(sa->sun_path) ? -ENAMETOOLONG : 0;
+	if (proc)
+		n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, name);
+	else
+		n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	if (!proc) {
+		cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cwd < 0)
+			return -errno;
+		if (fchdir(dirfd) < 0) {
+			r = -errno;
+			close(cwd);
+			return r;
+		}
+	}
+	r = bind_it ? bind(sock, (struct sockaddr *)&sa, sizeof(sa)) : connect(sock, (struct sockaddr *)&sa, sizeof(sa));
+	r = r < 0 ? -errno : 0;
+	if (!proc) {
+		if (fchdir(cwd) < 0 && r == 0)
+			r = -errno;
+		close(cwd);
+	}
+	return r;
 }
 
 /* does something accept connections on @name? 1 yes, 0 no (stale), -errno.
  * Sends nothing: connect and close. */
 static int listener_live(int dirfd, const char *name)
 {
-	struct sockaddr_un sa;
 	int fd, r;
 
-	r = listener_addr(&sa, dirfd, name);
-	if (r < 0)
-		return r;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-	/* EAGAIN: a full backlog is a live listener */
-	r = r == 0 || errno == EAGAIN || errno == EINPROGRESS ? 1 : errno == ECONNREFUSED ? 0 : -errno;
+	r = listener_at(fd, dirfd, name, false);
 	close(fd);
-	return r;
+	/* EAGAIN: a full backlog is a live listener */
+	return r == 0 || r == -EAGAIN || r == -EINPROGRESS ? 1 : r == -ECONNREFUSED ? 0 : r;
 }
 
 int listener_bind(int *fdp, const char *path, gid_t group)
 {
 	char dir[SUN_PATH_MAX];
 	const char *name;
-	struct sockaddr_un sa;
 	struct stat st;
 	char *slash;
 	mode_t old;
@@ -222,12 +242,6 @@ int listener_bind(int *fdp, const char *path, gid_t group)
 	r = listener_dir_open(&dirfd, dir, "socket directory", group);
 	if (r)
 		return r;
-	r = listener_addr(&sa, dirfd, name);
-	if (r < 0) {
-		log_err("socket path %s: the name is too long to bind in its directory", path);
-		close(dirfd);
-		return LISTENER_E_UNSAFE;
-	}
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			log_err("%s exists and is not a socket; refusing to replace it", path);
@@ -271,11 +285,10 @@ int listener_bind(int *fdp, const char *path, gid_t group)
 	}
 	/* the mode comes from the umask at bind: no moment with a wider one */
 	old = umask(group != (gid_t)-1 ? 0117 : 0177);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	r = listener_at(fd, dirfd, name, true);
 	umask(old);
 	if (r < 0) {
-		r = -errno;
-		log_err("cannot bind %s: %s", path, strerror(errno));
+		log_err("cannot bind %s: %s", path, strerror(-r));
 		close(fd);
 		goto out;
 	}

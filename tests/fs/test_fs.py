@@ -207,6 +207,38 @@ def test_socket_dir_inside_another_uids_dir(tmp):
     d.stop()
 
 
+def test_bind_without_proc(tmp):
+    """without /proc the socket is bound from inside the checked directory"""
+    unshare = shutil.which("unshare")
+    assert unshare, "unshare (util-linux) is required"
+    sock = os.path.join(tmp, "run", "s.sock")
+    log = open(os.path.join(tmp, "noproc.log"), "wb")
+    proc = subprocess.Popen([unshare, "--mount", "--propagation", "private", "/bin/sh", "-c",
+                             'umount -l /proc && test ! -e /proc/self && exec "$@"', "sh",
+                             SIGILD, "--foreground", "--workers", "1", "--socket", sock,
+                             "--state-dir", os.path.join(tmp, "st")], stdout=log, stderr=log, env=clean_env())
+    log.close()
+    try:
+        deadline = time.time() + 15
+        while True:
+            assert proc.poll() is None, open(os.path.join(tmp, "noproc.log")).read()
+            try:
+                c = sigiltest.Client(sock)
+                break
+            except OSError:
+                assert time.time() < deadline, "sigild did not start"
+                time.sleep(0.01)
+        assert c.call("key.list")["keys"] == []
+        c.close()
+        st = os.stat(sock)
+        assert stat.S_ISSOCK(st.st_mode) and st.st_mode & 0o777 == 0o600, oct(st.st_mode)
+        assert os.path.exists(os.path.join(tmp, "run", "ssh-agent.sock"))
+        assert not os.path.exists("s.sock") and not os.path.exists(os.path.join(tmp, "s.sock"))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+
+
 def squat(tmp, name):
     """a directory of ours (0755) with NOBODY's live listener at name in it"""
     d = os.path.join(tmp, "run")
