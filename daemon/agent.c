@@ -40,9 +40,9 @@
 
 #include "agent-msg.h"
 #include "agent.h"
-#include "listener.h"
 #include "audit.h"
 #include "keyfile.h"
+#include "listener.h"
 #include "log.h"
 #include "policy.h"
 

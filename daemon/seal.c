@@ -25,8 +25,8 @@
 
 #include <sigil/crypto.h>
 
-#include "log.h"
 #include "fsafe.h"
+#include "log.h"
 #include "seal.h"
 
 #define PARAMS_MAGIC "SIGILPWH"
