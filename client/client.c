@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,7 +58,7 @@ static sigil_error set_err(sigil_client *c, sigil_error e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 	va_end(ap);
-	if (e == SIGIL_ECONNECT || e == SIGIL_ETIMEOUT || e == SIGIL_EIO || e == SIGIL_EPROTO)
+	if (e == SIGIL_ECONNECT || e == SIGIL_ETIMEOUT || e == SIGIL_EIO || e == SIGIL_EPROTO || e == SIGIL_EUNTRUSTED)
 		c->broken = true;
 	return e;
 }
@@ -87,6 +88,8 @@ SIGIL_PUBLIC const char *sigil_client_strerror(sigil_error e)
 		return "out_of_memory";
 	case SIGIL_EINVAL:
 		return "invalid_argument";
+	case SIGIL_EUNTRUSTED:
+		return "untrusted_server";
 	default:
 		break;
 	}
@@ -174,8 +177,59 @@ static sigil_error connect_fd(sigil_client *c, const char *path)
 	}
 }
 
+/* Is uid the packaged system service's user ("sigil", User= of
+ * sigild.service)? Only that account runs the system sigild. */
+static bool is_service_user(uid_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	return getpwnam_r(PROTO_SERVICE_USER, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid == uid;
+}
+
+/* Is the server on c->fd one this client may talk to: root, our own uid,
+ * the system service's user, or the uid named by server_uid (>= 0) or
+ * SIGIL_SERVER_UID? Checked on connect, before anything is sent: a socket
+ * path another user could have taken over must not receive seeds or
+ * passphrases. */
+static sigil_error check_server(sigil_client *c, const char *path, int64_t server_uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	const char *env = getenv("SIGIL_SERVER_UID");
+	int64_t named = server_uid;
+
+	if (named < 0 && env && *env) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(env, &end, 10);
+		if (errno || *end || env[0] == '-' || v >= (unsigned long long)(uid_t)-1)
+			return set_err(c, SIGIL_EUNTRUSTED, "SIGIL_SERVER_UID=%s is not a uid", env);
+		named = (int64_t)v;
+	}
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred))
+		return set_err(c, SIGIL_EUNTRUSTED, "cannot read the credentials of the server on %s: %s", path,
+		               strerror(errno));
+	if (cred.uid == 0 || cred.uid == geteuid() || (named >= 0 && (int64_t)cred.uid == named) ||
+	    is_service_user(cred.uid))
+		return SIGIL_EOK;
+	return set_err(c, SIGIL_EUNTRUSTED,
+	               "the server on %s runs as uid %u, not as root, this user (uid %u) or user " PROTO_SERVICE_USER
+               ": nothing was sent to it; "
+	               "if sigild runs as that uid, set SIGIL_SERVER_UID=%u (sigil --server-uid)",
+	               path, (unsigned)cred.uid, (unsigned)geteuid(), (unsigned)cred.uid);
+}
+
 SIGIL_PUBLIC sigil_error sigil_client_connect(sigil_client **clientp, const char *path,
                                               int timeout_ms)
+{
+	return sigil_client_connect_uid(clientp, path, timeout_ms, -1);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_connect_uid(sigil_client **clientp, const char *path,
+                                                  int timeout_ms, int64_t server_uid)
 {
 	char def[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
 	sigil_client *c;
@@ -202,6 +256,8 @@ SIGIL_PUBLIC sigil_error sigil_client_connect(sigil_client **clientp, const char
 		path = def;
 	}
 	e = connect_fd(c, path);
+	if (!e)
+		e = check_server(c, path, server_uid);
 	if (e)
 		return e;
 	c->errmsg[0] = '\0';

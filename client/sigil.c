@@ -47,6 +47,8 @@ typedef struct Opts {
 	const char *socket;
 	bool json;
 	int timeout_ms;
+	bool has_server_uid;
+	int64_t server_uid; /* --server-uid: a server uid to trust besides root and ours */
 } Opts;
 
 static Opts opts;
@@ -55,6 +57,7 @@ static const char *prog = "sigil";
 enum {
 	OPT_JSON = 0x100,
 	OPT_TIMEOUT,
+	OPT_SERVER_UID,
 	OPT_TYPE,
 	OPT_EXPORTABLE,
 	OPT_FORMAT,
@@ -81,6 +84,7 @@ enum {
 	{ "socket", required_argument, NULL, 's' },                \
 	{ "json", no_argument, NULL, OPT_JSON },                   \
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },       \
+	{ "server-uid", required_argument, NULL, OPT_SERVER_UID }, \
 	{ "help", no_argument, NULL, 'h' }
 
 #define COMMON_HELP                                                                   \
@@ -88,6 +92,8 @@ enum {
 	"                     $XDG_RUNTIME_DIR/sigil/sigild.sock, root: /run/sigil/sigild.sock)\n" \
 	"      --json         machine-readable output on stdout\n"                    \
 	"      --timeout MS   give up waiting for the daemon after MS ms (30000)\n"   \
+	"      --server-uid UID  also trust a sigild running as UID (default:\n"    \
+	"                     $SIGIL_SERVER_UID; root and your own uid always)\n"     \
 	"  -h, --help         this help\n"
 
 /* ---- output helpers ---- */
@@ -153,6 +159,7 @@ static int exit_for(sigil_error e)
 	case SIGIL_EIO:
 	case SIGIL_EPROTO:
 	case SIGIL_ENOMEM:
+	case SIGIL_EUNTRUSTED: /* a server of another uid: not reached */
 		return EXIT_UNREACHABLE;
 	case SIGIL_EINVAL:
 		return EXIT_USAGE;
@@ -180,7 +187,8 @@ static int fail(sigil_client *c, sigil_error e, const char *what)
 
 static int open_client(sigil_client **cp)
 {
-	sigil_error e = sigil_client_connect(cp, opts.socket, opts.timeout_ms);
+	sigil_error e = sigil_client_connect_uid(cp, opts.socket, opts.timeout_ms,
+	                                         opts.has_server_uid ? opts.server_uid : -1);
 
 	if (e) {
 		int r = fail(*cp, e, "cannot reach sigild");
@@ -460,6 +468,16 @@ static int common_opt(int c, int *exitp)
 			return -1;
 		}
 		opts.timeout_ms = (int)v;
+		return 1;
+	case OPT_SERVER_UID:
+		errno = 0;
+		v = strtol(optarg, &end, 10);
+		if (errno || *end || end == optarg || v < 0 || v >= 4294967295L) {
+			*exitp = usage_error("bad --server-uid: %s", optarg);
+			return -1;
+		}
+		opts.has_server_uid = true;
+		opts.server_uid = v;
 		return 1;
 	case 'h':
 		*exitp = show_help();

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "fsafe.h"
 #include "log.h"
 
 /* pending bytes that force a flush at once instead of at the end of the
@@ -81,12 +82,15 @@ static void audit_sync_start(void)
 		log_err("cannot fdatasync the audit file: %s", strerror(errno));
 }
 
-int audit_open_file(const char *path)
+int audit_open_file(const char *path, char *why, size_t why_len)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd, r;
 
-	if (fd < 0)
-		return -errno;
+	/* created 0600; an existing one must be a regular file of ours (or
+	 * root's) that group and others cannot write (fsafe.c) */
+	r = fsafe_open(&fd, AT_FDCWD, path, O_WRONLY | O_APPEND, FSAFE_CREATE, why, why_len);
+	if (r)
+		return r;
 	audit_flush();
 	if (audit_fd >= 0)
 		close(audit_fd);
@@ -159,14 +163,12 @@ void audit_flush_sync(void)
 	fflush(stderr);
 }
 
-/* copy s into a field value: no spaces, quotes or control characters */
+/* copy s into a field value: spaces, quotes, backslashes, control
+ * characters and bytes that are not printable UTF-8 escaped (\xNN) */
 static void clean(char *out, size_t n, const char *s)
 {
-	size_t i = 0;
+	size_t i = s ? log_escape(out, n, s, strlen(s), LOG_ESCAPE_FIELD) : 0;
 
-	for (; s && *s && i + 1 < n; s++)
-		out[i++] = (*s <= ' ' || *s == '"' || *s == 0x7f) ? '_' : *s;
-	out[i] = '\0';
 	if (i == 0 && n > 1)
 		out[0] = '-', out[1] = '\0';
 }
@@ -234,7 +236,7 @@ void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const
                  const char *op, const char *result, const char *why)
 {
 	Line l = { ring[ring_next], 0 };
-	char e[256], w[256];
+	char e[256], k[256], w[256];
 
 	clean(e, sizeof(e), exe);
 	/* the same line snprintf made before: audit: time=... uid=... pid=...
@@ -248,7 +250,8 @@ void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const
 	put_str(&l, " exe=");
 	put_str(&l, e);
 	put_str(&l, " key=");
-	put_str(&l, label && *label ? label : "-");
+	clean(k, sizeof(k), label);
+	put_str(&l, k);
 	put_str(&l, " fp=");
 	put_str(&l, fingerprint && *fingerprint ? fingerprint : "-");
 	put_str(&l, " op=");
@@ -256,11 +259,11 @@ void audit_event(uid_t uid, pid_t pid, const char *exe, const char *label, const
 	put_str(&l, " result=");
 	put_str(&l, result);
 	if (why) {
-		size_t i = 0;
-
-		for (; *why && i + 1 < sizeof(w); why++)
-			w[i++] = (*why < ' ' || *why == '"') ? '\'' : *why;
-		w[i] = '\0';
+		/* control characters escaped (\xNN), a quote becomes ' */
+		log_escape(w, sizeof(w), why, strlen(why), 0);
+		for (char *q = w; *q; q++)
+			if (*q == '"')
+				*q = '\'';
 		put_str(&l, " why=\"");
 		put_str(&l, w);
 		put_str(&l, "\"");

@@ -25,8 +25,13 @@
 #define AUDIT_RING 1024
 #define AUDIT_LINE_MAX 768
 
-/* open (create, mode 0600) the append-only file. Return: 0 or -errno */
-int audit_open_file(const char *path);
+/*
+ * audit_open_file() - open (create, mode 0600) the append-only file: not a
+ * symlink, a regular file owned by sigild's uid or root that group and
+ * others cannot write (fsafe.c); @why says what is wrong otherwise.
+ * Return: 0, FSAFE_E_UNSAFE or -errno.
+ */
+int audit_open_file(const char *path, char *why, size_t why_len);
 void audit_close(void);
 /* stderr on (default) or off */
 void audit_set_stderr(bool on);

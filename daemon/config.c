@@ -9,14 +9,17 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "fsafe.h"
 #include "proto.h"
 
 void config_init(Config *c)
@@ -119,14 +122,21 @@ int config_parse_auto_lock(const char *s, unsigned long long *msp)
 int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 {
 	Config c = *out;
-	FILE *f = fopen(path, "re");
+	FILE *f;
 	char line[4096];
 	unsigned lineno = 0;
-	int r = 0;
+	int fd, r;
 
+	/* a regular file of ours or root's that group and others cannot
+	 * write, not a symlink (fsafe.c) */
+	r = fsafe_open(&fd, AT_FDCWD, path, O_RDONLY, 0, errmsg, errmsg_len);
+	if (r)
+		return r < 0 ? r : -EPERM;
+	f = fdopen(fd, "r");
 	if (!f) {
 		r = -errno;
 		snprintf(errmsg, errmsg_len, "cannot open %s: %s", path, strerror(errno));
+		close(fd);
 		return r;
 	}
 	while (fgets(line, sizeof(line), f)) {

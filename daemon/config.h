@@ -62,7 +62,9 @@ void config_init(Config *c);
  * @path:   the file
  * @errmsg: on CONFIG_E_INVALID or a negative return, what went wrong
  *
- * Return: 0, CONFIG_E_INVALID, or negative errno if the file can't be read.
+ * Return: 0, CONFIG_E_INVALID, or negative errno if the file can't be read
+ * (-EPERM: a symlink, not a regular file, of another uid or writable by
+ * group or others: fsafe.c).
  */
 int config_load(Config *c, const char *path, char *errmsg, size_t errmsg_len);
 

@@ -497,6 +497,8 @@ int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len, const cha
 		return KEYSTORE_E_NEED_PASSPHRASE;
 	if (r == SEAL_E_INVALID)
 		return KEYSTORE_E_INVALID;
+	if (r == SEAL_E_DENIED)
+		return KEYSTORE_E_DENIED;
 	if (r == SEAL_E_WRONG)
 		return KEYSTORE_E_LOCKED;
 	if (r)
@@ -677,7 +679,12 @@ int keystore_open_sealed(Keystore *ks, const char *state_dir, const SealOptions 
 		log_err("cannot create state directory %s: %s", state_dir, strerror(-r));
 		return r;
 	}
-	fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+		log_err("state directory %s is a symbolic link or not a directory: sigild does not follow links "
+		        "there; use the directory's own path", state_dir);
+		return KEYSTORE_E_UNSAFE;
+	}
 	if (fd < 0) {
 		r = -errno;
 		log_err("cannot open state directory %s: %s", state_dir, strerror(errno));

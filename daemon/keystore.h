@@ -87,6 +87,7 @@ enum {
 	KEYSTORE_E_WRONG,     /* unlock: wrong passphrase or master key; nothing changed */
 	KEYSTORE_E_NEED_PASSPHRASE, /* unlock: the keys are sealed under a passphrase */
 	KEYSTORE_E_INVALID,   /* a master key or parameter file is malformed; message logged */
+	KEYSTORE_E_DENIED,    /* rekey: the new master key file may not be used (why says so) */
 };
 
 /**
@@ -127,7 +128,8 @@ int keystore_unlock(Keystore *ks, const uint8_t *pass, size_t pass_len);
  * admin points the configuration at it: docs/security.md). Crash-safe
  * (seal.h). Unlocked, and no key being generated.
  * Return: 0, KEYSTORE_E_LOCKED, KEYSTORE_E_NEED_PASSPHRASE,
- * KEYSTORE_E_INVALID (a bad request: @why says what), -EBUSY (a key is
+ * KEYSTORE_E_INVALID (a bad request: @why says what), KEYSTORE_E_DENIED
+ * (a new master key file sigild may not use: @why), -EBUSY (a key is
  * being generated), or negative errno (nothing changed).
  */
 int keystore_rekey(Keystore *ks, const uint8_t *pass, size_t pass_len, const char *new_key_file, char *why,

@@ -3,6 +3,8 @@
  * log.c - stderr logging with sd-daemon priority prefixes
  */
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,25 +17,93 @@ void log_set_max_priority(int max)
 	log_max = max;
 }
 
+/* the length of the UTF-8 sequence at p (at most n bytes) if it is valid,
+ * not overlong, not a surrogate and not a C1 control (U+0080..U+009F, which
+ * terminals take as CSI, OSC, ...); 0 otherwise */
+static size_t utf8_ok(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+		return 0;
+	return len;
+}
+
+size_t log_escape(char *out, size_t out_len, const char *s, size_t len, unsigned flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	size_t o = 0;
+
+	if (out_len == 0)
+		return 0;
+	while (p < end) {
+		unsigned char c = *p;
+		size_t n = 1;
+		bool esc;
+
+		if (c >= 0x80) {
+			n = utf8_ok(p, (size_t)(end - p));
+			esc = n == 0;
+			if (esc)
+				n = 1;
+		} else {
+			esc = c < 0x20 || c == 0x7f ||
+			      ((flags & LOG_ESCAPE_FIELD) && (c == ' ' || c == '"' || c == '\\'));
+		}
+		if ((flags & LOG_ESCAPE_NL_SPACE) && (c == '\n' || c == '\r')) {
+			if (o + 1 >= out_len)
+				break;
+			out[o++] = ' ';
+		} else if (esc) {
+			if (o + 4 >= out_len)
+				break;
+			out[o++] = '\\', out[o++] = 'x', out[o++] = hex[c >> 4], out[o++] = hex[c & 15];
+		} else {
+			if (o + n >= out_len)
+				break;
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	out[o] = '\0';
+	return o;
+}
+
 void log_emit_line(int prio, const char *line, size_t len)
 {
-	const char *p = line, *end = line + len;
 	char pre[3] = { '<', (char)('0' + (prio & 7)), '>' };
+	char out[1024 * 4 + 1];
+	size_t n;
 
 	if (prio > log_max)
 		return;
+	/* one event, one line: newlines inside a message become spaces, other
+	 * control characters and bytes that are not printable
+	 * UTF-8 are escaped (\xNN): no terminal sequence passes */
+	if (len > 1024)
+		len = 1024;
+	n = log_escape(out, sizeof(out), line, len, LOG_ESCAPE_NL_SPACE);
 	fwrite(pre, 1, sizeof(pre), stderr);
-	/* one event, one line: newlines inside a message become spaces */
-	while (p < end) {
-		const char *nl = p;
-
-		while (nl < end && *nl != '\n' && *nl != '\r')
-			nl++;
-		fwrite(p, 1, (size_t)(nl - p), stderr);
-		if (nl < end)
-			fputc(' ', stderr), nl++;
-		p = nl;
-	}
+	fwrite(out, 1, n, stderr);
 	fputc('\n', stderr);
 }
 

@@ -19,6 +19,23 @@ void log_emit(int prio, const char *fmt, ...);
 /* a line already made (len bytes, no newline needed): the same output as
  * log_emit(prio, "%s", line) without formatting it again */
 void log_emit_line(int prio, const char *line, size_t len);
+/* log_escape() flags */
+#define LOG_ESCAPE_NL_SPACE 1u /* a newline or carriage return becomes a space */
+#define LOG_ESCAPE_FIELD 2u    /* also escape space, '"' and '\\' (audit field values) */
+/**
+ * log_escape() - copy @len bytes of @s (a string a peer may have chosen) to
+ * @out with control characters, DEL and bytes that are not printable UTF-8
+ * (invalid sequences, C1 controls) escaped as \xNN: one line stays one line
+ * and no terminal sequence passes through
+ * @out: always NUL-terminated; cut at a whole character or escape
+ * @out_len: its size
+ * @s: the input, @len bytes (NULs included are escaped)
+ * @len: its length
+ * @flags: LOG_ESCAPE_*
+ *
+ * Return: the length written to @out.
+ */
+size_t log_escape(char *out, size_t out_len, const char *s, size_t len, unsigned flags);
 /* messages with a priority above max are dropped (default: info) */
 void log_set_max_priority(int max);
 

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "audit.h"
 #include "keystore.h"
+#include "listener.h"
 #include "log.h"
 #include "secmem.h"
 #include "server.h"
@@ -359,9 +360,9 @@ int main(int argc, char **argv)
 	}
 
 	if (audit_path) {
-		r = audit_open_file(audit_path);
-		if (r < 0) {
-			log_err("cannot open the audit file %s: %s", audit_path, strerror(-r));
+		r = audit_open_file(audit_path, err, sizeof(err));
+		if (r) {
+			log_err("cannot use the audit file: %s", err);
 			return 1;
 		}
 	}
@@ -370,6 +371,8 @@ int main(int argc, char **argv)
 	if (r) {
 		if (r < 0)
 			log_err("cannot open the keystore in %s: %s", state_dir, strerror(-r));
+		else if (r == KEYSTORE_E_INVALID)
+			log_err("not starting: the master key source is unusable (above)");
 		else
 			log_err("refusing to use state directory %s", state_dir);
 		return 1;
@@ -387,29 +390,41 @@ int main(int argc, char **argv)
 		server_deinit(&server);
 		return 1;
 	}
-	/* the ssh-agent socket (docs/ssh-agent.md): an explicit path must
-	 * work; the default one is skipped with a warning if it is taken */
-	if (!agent_path || strcmp(agent_path, "none") != 0) {
-		bool explicit_path = agent_path != NULL;
+	/* the ssh-agent socket (docs/ssh-agent.md): the one systemd passed
+	 * (FileDescriptorName=ssh-agent), else --ssh-agent-socket, else
+	 * ssh-agent.sock next to the socket. Whichever path, it must be usable:
+	 * a squatted or unsafe one stops the start (listener.c) */
+	{
+		int main_fd, agent_fd;
 
-		if (!agent_path) {
-			const char *slash = strrchr(socket_path, '/');
+		(void)listener_activated(&main_fd, &agent_fd); /* read by server_listen() */
+		if (agent_fd >= 0) {
+			r = server_listen_agent_fd(&server, agent_fd);
+			if (r < 0) {
+				log_err("cannot serve the ssh-agent socket systemd passed: %s", strerror(-r));
+				server_deinit(&server);
+				return 1;
+			}
+			log_info("ssh-agent socket passed by systemd");
+		} else if (!agent_path || strcmp(agent_path, "none") != 0) {
+			if (!agent_path) {
+				const char *slash = strrchr(socket_path, '/');
 
-			if (asprintf(&agent_path, "%.*s%s", slash ? (int)(slash - socket_path + 1) : 0, socket_path,
-			             "ssh-agent.sock") < 0)
-				agent_path = NULL;
-		}
-		r = agent_path ? server_listen_agent(&server, agent_path) : -ENOMEM;
-		if (r && explicit_path) {
-			if (r < 0)
-				log_err("cannot listen on %s: %s", agent_path, strerror(-r));
-			server_deinit(&server);
-			return 1;
-		}
-		if (r)
-			log_warn("no ssh-agent socket: %s is unusable", agent_path ? agent_path : "(out of memory)");
-		else
+				if (asprintf(&agent_path, "%.*s%s", slash ? (int)(slash - socket_path + 1) : 0, socket_path,
+				             "ssh-agent.sock") < 0)
+					agent_path = NULL;
+			}
+			r = agent_path ? server_listen_agent(&server, agent_path) : -ENOMEM;
+			if (r) {
+				if (r < 0)
+					log_err("cannot listen on %s: %s", agent_path ? agent_path : "the ssh-agent socket",
+					        strerror(-r));
+				log_err("no ssh-agent socket: not starting (--ssh-agent-socket none turns it off)");
+				server_deinit(&server);
+				return 1;
+			}
 			log_info("ssh-agent socket on %s", agent_path);
+		}
 	}
 	log_info("sigild %s listening on %s, state in %s, %zu keys, %u workers, crypto %s, master key: %s%s",
 	         SIGIL_VERSION, server.socket_activated ? "(systemd socket)" : socket_path, state_dir,

@@ -1368,6 +1368,8 @@ static void rekey_done(Ops *o, Op *op)
 		finish(o, op, PROTO_E_BUSY, "a key is being generated; try again");
 	else if (r == KEYSTORE_E_INVALID)
 		finish(o, op, PROTO_E_BAD_REQUEST, "%s", op->why);
+	else if (r == KEYSTORE_E_DENIED)
+		finish(o, op, PROTO_E_DENIED, "%s", op->why);
 	else if (r)
 		finish(o, op, PROTO_E_INTERNAL, "rekey failed (the old master key stays): %s",
 		       r < 0 ? strerror(-r) : "invalid");

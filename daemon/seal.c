@@ -25,6 +25,7 @@
 
 #include <sigil/crypto.h>
 
+#include "fsafe.h"
 #include "log.h"
 #include "seal.h"
 
@@ -147,16 +148,56 @@ static int read_small(int dirfd, const char *path, uint8_t *buf, size_t cap, siz
 	return r;
 }
 
+/* read at most cap bytes from fd; the count in *lenp; 0 or -errno */
+static int read_fd(int fd, uint8_t *buf, size_t cap, size_t *lenp)
+{
+	size_t n = 0;
+
+	while (n < cap) {
+		ssize_t k = read(fd, buf + n, cap - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	*lenp = n;
+	return 0;
+}
+
+/* open and read a master key file: a regular file, not a symlink, of ours
+ * or root's, that group and others cannot write, nor read with
+ * FSAFE_SECRET in @flags (fsafe.c).
+ * Return: 0, SEAL_E_INVALID (@why says why) or -errno (@why too) */
+static int read_key_file(int dirfd, const char *path, unsigned flags, uint8_t *buf, size_t cap, size_t *lenp,
+                         char *why, size_t why_len)
+{
+	int fd, r;
+
+	r = fsafe_open(&fd, dirfd, path, O_RDONLY, flags, why, why_len);
+	if (r)
+		return r > 0 ? SEAL_E_INVALID : r;
+	r = read_fd(fd, buf, cap, lenp);
+	if (r < 0)
+		snprintf(why, why_len, "cannot read %s: %s", path, strerror(-r));
+	close(fd);
+	return r;
+}
+
 /* a master key file: 32 raw bytes, or 64 hex digits and an optional newline */
-static int load_key_file(Seal *s, int dirfd, const char *path)
+static int load_key_file(Seal *s, int dirfd, const char *path, unsigned flags)
 {
 	uint8_t buf[80];
 	size_t n = 0, bin_len = 0;
+	char why[512];
 	int r;
 
-	r = read_small(dirfd, path, buf, sizeof(buf), &n);
-	if (r < 0) {
-		log_err("cannot read the master key %s: %s", path, strerror(-r));
+	r = read_key_file(dirfd, path, flags, buf, sizeof(buf), &n, why, sizeof(why));
+	if (r) {
+		log_err("cannot use the master key: %s", why);
 		goto out;
 	}
 	r = SEAL_E_INVALID;
@@ -186,10 +227,14 @@ static int load_source(Seal *s)
 {
 	switch (s->src) {
 	case SEAL_SRC_CREDENTIAL:
+		/* systemd gives the service user read access to a credential by an
+		 * ACL, whose mask shows as group read (0440); the directory is
+		 * systemd's, private to the service: no group/other write only */
+		return load_key_file(s, AT_FDCWD, s->path, 0);
 	case SEAL_SRC_FILE:
-		return load_key_file(s, AT_FDCWD, s->path);
+		return load_key_file(s, AT_FDCWD, s->path, FSAFE_SECRET);
 	case SEAL_SRC_GENERATED:
-		return load_key_file(s, s->statefd, SEAL_MASTER_FILE);
+		return load_key_file(s, s->statefd, SEAL_MASTER_FILE, FSAFE_SECRET);
 	default:
 		return 0;
 	}
@@ -598,56 +643,48 @@ int seal_check_missing_key(Seal *s)
 	return SEAL_E_WRONG;
 }
 
-/* the key in a master key file that a rekey is to move to */
+/* what the caller of a rekey learns about a new master key file sigild
+ * may not use: the same whatever is wrong (the path last: a long one is
+ * cut, not the rest) */
+static int new_key_denied(const char *path, char *why, size_t why_len)
+{
+	snprintf(why, why_len, "cannot use the new master key file (it must be a regular file of sigild's uid or "
+	         "root, mode 0600, 32 bytes or 64 hex digits; sigild's log says why): %s", path);
+	return SEAL_E_DENIED;
+}
+
+/* the key in a master key file that a rekey is to move to. Whatever is
+ * wrong with the file, the caller gets one message (no oracle for the
+ * existence, type, owner, mode or size of a path it may not read itself);
+ * the log says what. */
 static int read_new_key_file(const char *path, uint8_t *n, char *why, size_t why_len)
 {
 	uint8_t buf[80];
 	size_t len = 0, bin_len = 0;
-	struct stat st;
-	int fd, r = 0;
+	char detail[512];
+	int r;
 
 	if (path[0] != '/') {
 		snprintf(why, why_len, "the new master key file must be an absolute path");
 		return SEAL_E_INVALID;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		snprintf(why, why_len, "cannot open the new master key file %s: %s", path, strerror(errno));
-		return SEAL_E_INVALID;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
-		snprintf(why, why_len, "the new master key file %s must be a regular file that group and others "
-		         "cannot access (chmod 600)", path);
-		close(fd);
-		return SEAL_E_INVALID;
-	}
-	while (len < sizeof(buf)) {
-		ssize_t k = read(fd, buf + len, sizeof(buf) - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
-			r = SEAL_E_INVALID;
-			break;
-		}
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	close(fd);
+	r = read_key_file(AT_FDCWD, path, FSAFE_SECRET, buf, sizeof(buf), &len, detail, sizeof(detail));
 	if (r == 0) {
 		if (len == SEAL_KEY_LEN)
 			memcpy(n, buf, SEAL_KEY_LEN);
 		else if (!((len == 64 || (len == 65 && buf[64] == '\n')) &&
 		           sodium_hex2bin(n, SEAL_KEY_LEN, (const char *)buf, 64, NULL, &bin_len, NULL) == 0 &&
 		           bin_len == SEAL_KEY_LEN)) {
-			snprintf(why, why_len, "the new master key file %s is not 32 bytes nor 64 hex digits", path);
+			snprintf(detail, sizeof(detail), "%s is not 32 bytes nor 64 hex digits", path);
 			r = SEAL_E_INVALID;
 		}
 	}
 	sigil_wipe(buf, sizeof(buf));
-	return r;
+	if (r) {
+		log_warn("rekey: the new master key file cannot be used: %s", detail);
+		return new_key_denied(path, why, why_len);
+	}
+	return 0;
 }
 
 int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, const char *new_key_file, SealRekey *rk,
@@ -678,8 +715,8 @@ int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, const char *
 		}
 		r = read_new_key_file(new_key_file, rk->n, why, why_len);
 		if (r == 0 && sodium_memcmp(rk->n, s->mk, SEAL_KEY_LEN) == 0) {
-			snprintf(why, why_len, "%s holds the current master key: give a new one", new_key_file);
-			r = SEAL_E_INVALID;
+			log_warn("rekey: the new master key file %s holds the current master key", new_key_file);
+			r = new_key_denied(new_key_file, why, why_len);
 		}
 		if (r) {
 			seal_rekey_free(rk);

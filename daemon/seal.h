@@ -61,6 +61,7 @@ enum {
 	SEAL_E_WRONG,      /* wrong passphrase (or a master key that opens nothing); message logged */
 	SEAL_E_INVALID,    /* a master key file or parameter file is malformed; message logged */
 	SEAL_E_NEED_PASSPHRASE, /* unlock without a passphrase in passphrase mode */
+	SEAL_E_DENIED,     /* rekey: the new master key file is unusable (fsafe.c); details logged */
 };
 
 const char *seal_source_name(SealSource s);
@@ -133,7 +134,9 @@ typedef enum SealPending {
 
 /* @pass: a new passphrase, or @new_key_file: an absolute path (neither: a
  * new generated key, generated source only). SEAL_E_INVALID with @why for
- * a bad request; SEAL_E_NEED_PASSPHRASE; or -errno. */
+ * a bad request; SEAL_E_DENIED with @why (one message whatever is wrong)
+ * for a new master key file sigild may not use; SEAL_E_NEED_PASSPHRASE; or
+ * -errno. */
 int seal_rekey_begin(Seal *s, const uint8_t *pass, size_t pass_len, const char *new_key_file, SealRekey *rk,
                      char *why, size_t why_len);
 /* the commit point, then seal_rekey_finish(adopt); frees *rk on success */

@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "audit.h"
+#include "listener.h"
 #include "log.h"
 #include "rpc.h"
 #include "secmem.h"
@@ -305,122 +306,20 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	return 0;
 }
 
-/* Is a live sigild answering on path? */
-static int socket_in_use(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, r;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-	r = r == 0 ? 1 : (errno == ECONNREFUSED || errno == ENOENT) ? 0 : -errno;
-	close(fd);
-	return r;
-}
-
-static int create_socket_dir(const Server *s, const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, s->config.has_socket_group ? 0710 : 0700) == 0) {
-		if (s->config.has_socket_group && chown(dir, (uid_t)-1, s->config.socket_group) < 0)
-			return -errno;
-		/* mkdir applies the umask */
-		if (chmod(dir, s->config.has_socket_group ? 0710 : 0700) < 0)
-			return -errno;
-		return 0;
-	}
-	if (errno == EEXIST)
-		return 0;
-	return -errno;
-}
-
+/* bind @path in its checked directory (listener.c); @pathp: the path to
+ * unlink at exit */
 static int bind_socket(Server *s, const char *path, int *fdp, char **pathp)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	mode_t old;
-	int fd, r;
+	int r = listener_bind(fdp, path, s->config.has_socket_group ? s->config.socket_group : (gid_t)-1);
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		log_err("socket path %s is longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
-		return SERVER_E_BAD_PATH;
-	}
-	r = create_socket_dir(s, path);
-	if (r < 0) {
-		log_err("cannot create the directory of %s: %s", path, strerror(-r));
-		return SERVER_E_BAD_PATH;
-	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			log_err("%s exists and is not a socket; refusing to replace it", path);
-			return SERVER_E_BAD_PATH;
-		}
-		r = socket_in_use(path);
-		if (r > 0) {
-			log_err("another sigild is listening on %s", path);
-			return SERVER_E_IN_USE;
-		}
-		if (r < 0) {
-			log_err("cannot check %s: %s", path, strerror(-r));
-			return SERVER_E_BAD_PATH;
-		}
-		log_info("replacing stale socket %s", path);
-		if (unlink(path) < 0 && errno != ENOENT) {
-			log_err("cannot remove stale socket %s: %s", path, strerror(errno));
-			return SERVER_E_BAD_PATH;
-		}
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return error_origin(-errno);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	old = umask(0177);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (r < 0) {
-		r = -errno;
-		log_err("cannot bind %s: %s", path, strerror(errno));
-		close(fd);
-		return r;
-	}
-	if (s->config.has_socket_group) {
-		if (chown(path, (uid_t)-1, s->config.socket_group) < 0 || chmod(path, 0660) < 0) {
-			r = -errno;
-			log_err("cannot give the socket to group %u: %s", (unsigned)s->config.socket_group,
-			        strerror(-r));
-			close(fd);
-			unlink(path);
-			return r;
-		}
-	} else if (chmod(path, 0600) < 0) {
-		r = -errno;
-		close(fd);
-		unlink(path);
-		return r;
-	}
-	if (listen(fd, SOMAXCONN) < 0) {
-		r = -errno;
-		close(fd);
-		unlink(path);
-		return error_origin(r);
-	}
+	if (r)
+		return r == LISTENER_E_IN_USE ? SERVER_E_IN_USE : r > 0 ? SERVER_E_BAD_PATH : r;
 	*pathp = strdup(path);
 	if (!*pathp) {
-		close(fd);
+		close(*fdp);
 		unlink(path);
 		return -ENOMEM;
 	}
-	*fdp = fd;
 	return 0;
 }
 
@@ -444,18 +343,13 @@ static int listen_fd(Server *s, uv_pipe_t *p, int fd, bool *listeningp)
 
 int server_listen(Server *s, const char *socket_path)
 {
-	int n = sd_listen_fds(1), fd, r;
+	int fd, agent_fd, r;
 
-	if (n > 1) {
-		log_err("systemd passed %d sockets; sigild takes one", n);
+	/* the sockets systemd passed, by name (listener.c) */
+	r = listener_activated(&fd, &agent_fd);
+	if (r)
 		return SERVER_E_BAD_PATH;
-	}
-	if (n == 1) {
-		fd = SD_LISTEN_FDS_START;
-		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
-			log_err("the socket systemd passed is not a listening Unix stream socket");
-			return SERVER_E_BAD_PATH;
-		}
+	if (fd >= 0) {
 		s->socket_activated = true;
 		log_info("using the socket passed by systemd");
 	} else {
@@ -485,6 +379,11 @@ int server_listen_agent(Server *s, const char *path)
 	r = bind_socket(s, path, &fd, &s->agent_path);
 	if (r)
 		return r;
+	return listen_fd(s, &s->agent_listener, fd, &s->agent_listening);
+}
+
+int server_listen_agent_fd(Server *s, int fd)
+{
 	return listen_fd(s, &s->agent_listener, fd, &s->agent_listening);
 }
 

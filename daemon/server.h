@@ -68,6 +68,8 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 int server_listen(Server *s, const char *socket_path);
 /* the ssh-agent socket at @path. Return: 0, SERVER_E_* or -errno */
 int server_listen_agent(Server *s, const char *path);
+/* the ssh-agent socket systemd passed (a listening socket). Return: 0 or -errno */
+int server_listen_agent_fd(Server *s, int fd);
 void server_deinit(Server *s);
 /* run the loop until sigild stops, busy-polling briefly after answers (config busy_poll_us) */
 void server_run(Server *s);

@@ -33,6 +33,7 @@
 #define PROTO_SOCKET_DIR "sigil"  /* under $XDG_RUNTIME_DIR */
 #define PROTO_SOCKET_NAME "sigild.sock"
 #define PROTO_SOCKET_ROOT "/run/sigil/sigild.sock"
+#define PROTO_SERVICE_USER "sigil"  /* User= of the packaged system sigild.service: clients trust its uid */
 
 #define PROTO_LABEL_MAX 64        /* labels match [A-Za-z0-9._@+-]{1,64} */
 #define PROTO_CONTEXT_MAX 255     /* RFC 8032 context length limit */

@@ -9,12 +9,14 @@
 - `systemd-analyze security --offline=yes` rates sigild.service <= 1.5.
 - systemd-sysusers and systemd-tmpfiles apply the files to a scratch root.
 - the installed sigild, started the way sigild.service + sigild.socket start
-  it (ExecStart= command line, socket activation, NOTIFY_SOCKET, watchdog,
+  it (ExecStart= command line, socket activation of both sockets by name:
+  sigild.socket's "sigild" and sigild-ssh-agent.socket's "ssh-agent", NOTIFY_SOCKET, watchdog,
   RUNTIME_DIRECTORY/STATE_DIRECTORY) and confined as the unit confines it
   where that is possible without systemd (LimitMEMLOCK=, LimitCORE=, an
   unprivileged user without capabilities, no_new_privs, and the unit's
   seccomp filter via seccomp-exec.py), answers hello, key.generate and sign
   on the activated socket (the signature checked with pyca/cryptography),
+  lists the key to ssh-add -L on the activated ssh-agent socket,
   sends READY=1, STATUS=, WATCHDOG=1, and on SIGTERM STOPPING=1 and exits 0.
 """
 
@@ -48,7 +50,7 @@ def unit_value(text, key):
 def verify_units(tap, dest, unitdir, user):
     kind = 'user' if user else 'system'
     src = under(dest, unitdir)
-    names = ['sigild.service', 'sigild.socket']
+    names = ['sigild.service', 'sigild.socket', 'sigild-ssh-agent.socket']
     for n in names:
         if not tap.ok(os.path.isfile(os.path.join(src, n)),
                       '%s unit %s installed in %s' % (kind, n, unitdir)):
@@ -187,6 +189,7 @@ def activation(tap, dest, user):
     unitfile = os.path.join(under(dest, env('SIGIL_USERUNITDIR' if user else 'SIGIL_UNITDIR')), 'sigild.service')
     unit = open(unitfile).read()
     sockunit = open(os.path.join(os.path.dirname(unitfile), 'sigild.socket')).read()
+    agentunit = open(os.path.join(os.path.dirname(unitfile), 'sigild-ssh-agent.socket')).read()
     execstart = unit_value(unit, 'ExecStart')
     if not tap.ok(len(execstart) == 1, '%s: one ExecStart= in sigild.service' % kind, execstart):
         return
@@ -201,6 +204,16 @@ def activation(tap, dest, user):
     want = ['%t/sigil/sigild.sock'] if user else ['/run/sigil/sigild.sock']
     tap.ok(listen == want and rtdir == ['sigil'],
            '%s: ListenStream= is $RUNTIME_DIRECTORY/sigild.sock' % kind, (listen, rtdir))
+    # The ssh-agent socket comes from its own unit (FileDescriptorName= names
+    # every socket of a unit), next to it; sigild takes both by name.
+    alisten = unit_value(agentunit, 'ListenStream')
+    awant = [w.replace('sigild.sock', 'ssh-agent.sock') for w in want]
+    names = unit_value(sockunit, 'FileDescriptorName') + unit_value(agentunit, 'FileDescriptorName')
+    tap.ok(alisten == awant and names == ['sigild', 'ssh-agent']
+           and unit_value(agentunit, 'Service') == ['sigild.service']
+           and unit_value(unit, 'Sockets') == ['sigild.socket sigild-ssh-agent.socket'],
+           '%s: sigild-ssh-agent.socket listens on $RUNTIME_DIRECTORY/ssh-agent.sock, named ssh-agent, '
+           'for sigild.service' % kind, (alisten, names))
     # Paths of the command line that live in the install tree move into it.
     argv = [under(dest, a) if a.startswith('/') and os.path.exists(under(dest, a)) else a
             for a in argv]
@@ -230,6 +243,12 @@ def activation(tap, dest, user):
     lsock.bind(sockpath)
     os.chmod(sockpath, 0o660)
     lsock.listen(16)
+    agentpath = os.path.join(rundir, 'ssh-agent.sock')
+    asock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    asock.bind(agentpath)
+    os.umask(old_umask)
+    asock.listen(16)
     npath = os.path.join(top, 'notify')
     nsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     nsock.bind(npath)
@@ -250,8 +269,8 @@ def activation(tap, dest, user):
     e = lib_env(dest, dict(extra, **{
         'RUNTIME_DIRECTORY': rundir,
         'NOTIFY_SOCKET': npath,
-        'LISTEN_FDS': '1',
-        'LISTEN_FDNAMES': 'sigild.socket',
+        'LISTEN_FDS': '2',
+        'LISTEN_FDNAMES': ':'.join(names),
         'WATCHDOG_USEC': '1000000',
     }))
     for k in ('XDG_STATE_HOME', 'STATE_DIRECTORY') if 'HOME' in extra else ():
@@ -262,8 +281,9 @@ def activation(tap, dest, user):
     # (dash knows one-digit fds only);
     # LISTEN_PID and WATCHDOG_PID must be sigild's pid: sh's $$ survives exec.
     lfd = fcntl.fcntl(lsock.fileno(), fcntl.F_DUPFD, 5)
-    assert lfd <= 9, lfd
-    script = 'exec 3<&%d %d<&-; LISTEN_PID=$$ WATCHDOG_PID=$$ exec "$@"' % (lfd, lfd)
+    afd = fcntl.fcntl(asock.fileno(), fcntl.F_DUPFD, 5)
+    assert lfd <= 9 and afd <= 9, (lfd, afd)
+    script = 'exec 3<&%d 4<&%d %d<&- %d<&-; LISTEN_PID=$$ WATCHDOG_PID=$$ exec "$@"' % (lfd, afd, lfd, afd)
     # The unit's limits (LimitMEMLOCK=, LimitCORE=) through prlimit and, as
     # root, its unprivileged user (User=, CapabilityBoundingSet=,
     # NoNewPrivileges=) through setpriv, with uid/gid 65534 standing in for
@@ -300,9 +320,11 @@ def activation(tap, dest, user):
         cmd.append('--allow-unlocked-memory')
     tap.diag('$ ' + ' '.join(shlex.quote(a) for a in argv))
     errlog = open(os.path.join(top, 'stderr'), 'w+')
-    p = subprocess.Popen(cmd, env=e, pass_fds=(lfd,), stdout=errlog, stderr=errlog)
+    p = subprocess.Popen(cmd, env=e, pass_fds=(lfd, afd), stdout=errlog, stderr=errlog)
     os.close(lfd)
+    os.close(afd)
     lsock.close()
+    asock.close()
     try:
         ok, got = recv_notify(nsock, 'READY=1', 20)
         tap.ok(ok, '%s: ' % kind + 'sigild sends READY=1 on NOTIFY_SOCKET', repr(got))
@@ -343,6 +365,10 @@ def activation(tap, dest, user):
             except Exception:  # noqa: BLE001 - InvalidSignature or a malformed answer
                 verified = False
             tap.ok(verified, '%s: ' % kind + 'the signature verifies with pyca/cryptography')
+            r = run(['ssh-add', '-L'], env=dict(os.environ, SSH_AUTH_SOCK=agentpath))
+            tap.ok(r.returncode == 0 and r.stdout.startswith('ssh-ed25519 '),
+                   '%s: ssh-add -L lists the key on the ssh-agent socket passed by name' % kind,
+                   r.stdout + r.stderr)
             keys = os.path.join(statedir, 'keys')
             tap.ok(os.path.isdir(keys) and len(os.listdir(keys)) == 1,
                    '%s: the key file is in the state directory %s' % (kind, statedir),
@@ -377,6 +403,7 @@ def main():
     need_tool(tap, 'man')
     need_tool(tap, 'prlimit')
     need_tool(tap, 'setpriv')
+    need_tool(tap, 'ssh-add')
     dest = install_tree(tap)
     verify_units(tap, dest, env('SIGIL_UNITDIR'), user=False)
     verify_units(tap, dest, env('SIGIL_USERUNITDIR'), user=True)

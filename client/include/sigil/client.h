@@ -66,6 +66,7 @@ typedef enum sigil_error {
 	SIGIL_EPROTO,           /* the daemon's answer is malformed */
 	SIGIL_ENOMEM,           /* out of memory */
 	SIGIL_EINVAL,           /* bad argument (label syntax, length, NULL pointer) */
+	SIGIL_EUNTRUSTED,       /* the server runs as a uid this client does not trust (nothing was sent) */
 } sigil_error;
 
 typedef enum sigil_key_type {
@@ -122,6 +123,15 @@ int sigil_client_socket_path(char *out, size_t out_len);
  * On error *clientp is NULL, except that errors other than SIGIL_ENOMEM
  * still return a client that holds the message (free it). */
 sigil_error sigil_client_connect(sigil_client **clientp, const char *path, int timeout_ms);
+/* As sigil_client_connect, and trusts a server running as server_uid
+ * (< 0: none). Every connect reads the server's SO_PEERCRED before it sends
+ * anything and fails with SIGIL_EUNTRUSTED unless the server runs as root,
+ * as this process's uid, as the system user "sigil" (the packaged system
+ * service's), as server_uid, or (server_uid < 0) as the uid in
+ * $SIGIL_SERVER_UID: another user who took over the socket path gets
+ * nothing. */
+sigil_error sigil_client_connect_uid(sigil_client **clientp, const char *path, int timeout_ms,
+                                     int64_t server_uid);
 void sigil_client_free(sigil_client *c);
 /* Timeout of each later call, in milliseconds (<= 0: the default). */
 void sigil_client_set_timeout(sigil_client *c, int timeout_ms);
