@@ -30,6 +30,7 @@
 
 #include "filehash.h"
 #include "format.h"
+#include "sshcert.h"
 
 #define EXIT_VALID 0
 #define EXIT_INVALID 1
@@ -1978,6 +1979,15 @@ static int cmd_status(int argc, char **argv)
 
 /* ---- main ---- */
 
+/* sigil ssh-cert: client/sshcert.c, with this command's options and errors */
+static int cmd_ssh_cert(int argc, char **argv)
+{
+	const SshcertCli cli = { common_opt, open_client, fail, usage_error, err, write_out,
+		                 OPT_JSON, OPT_TIMEOUT, &opts.json, json_open, json_str };
+
+	return sshcert_run(&cli, argc, argv);
+}
+
 static const Cmd cmds[] = {
 	{ "keygen", cmd_keygen,
 	  "Usage: sigil keygen [--type ed25519|x25519] [--exportable] [POLICY] LABEL\n"
@@ -2071,6 +2081,7 @@ static const Cmd cmds[] = {
 	  "Print sigild's last audit lines (default 100): time, peer uid, pid, executable, key,\n"
 	  "fingerprint, operation and result of each private-key operation and key change.\n" },
 	{ "status", cmd_status, "Usage: sigil status\nShow sigild's version and state.\n" },
+	{ "ssh-cert", cmd_ssh_cert, sshcert_usage },
 };
 
 static void main_usage(FILE *f)

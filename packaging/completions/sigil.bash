@@ -14,7 +14,7 @@ _sigil_labels()
 _sigil()
 {
 	local cur prev cmd sock i w
-	local commands='keygen import list pubkey delete sign verify dh lock unlock rekey export audit status help'
+	local commands='keygen import list pubkey delete sign verify dh lock unlock rekey export audit status ssh-cert help'
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
@@ -38,7 +38,7 @@ _sigil()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	-k|--key)
+	-k|--key|--ca)
 		COMPREPLY=($(compgen -W "$(_sigil_labels "$sock")" -- "$cur"))
 		return
 		;;
@@ -64,7 +64,14 @@ _sigil()
 		return
 		;;
 	-n|--namespace)
-		COMPREPLY=($(compgen -W 'file' -- "$cur"))
+		[[ $cmd == ssh-cert ]] || COMPREPLY=($(compgen -W 'file' -- "$cur"))
+		return
+		;;
+	-O|--option)
+		COMPREPLY=($(compgen -W 'clear force-command= source-address= verify-required no-touch-required
+			no-X11-forwarding no-agent-forwarding no-port-forwarding no-pty no-user-rc
+			permit-X11-forwarding permit-agent-forwarding permit-port-forwarding permit-pty permit-user-rc
+			critical: extension:' -- "$cur"))
 		return
 		;;
 	--allow-op)
@@ -76,7 +83,7 @@ _sigil()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer|--expires|--allow-uid|--allow-gid|--max-signs|--rate|--lines)
+	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer|--expires|--id|--principals|-V|--validity|-z|--serial|--allow-uid|--allow-gid|--max-signs|--rate|--lines)
 		return
 		;;
 	esac
@@ -104,6 +111,10 @@ _sigil()
 		;;
 	help)
 		COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+		;;
+	ssh-cert)
+		COMPREPLY=($(compgen -f -X '!*.pub' -- "$cur") $(compgen -d -- "$cur"))
+		compopt -o filenames 2>/dev/null
 		;;
 	sign|verify|import|dh)
 		COMPREPLY=($(compgen -f -- "$cur"))
