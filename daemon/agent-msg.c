@@ -143,6 +143,14 @@ void agent_put_string(AgentOut *o, const void *s, size_t len)
 	}
 }
 
+void agent_put_raw(AgentOut *o, const void *s, size_t len)
+{
+	if (len && agent_reserve(o, len)) {
+		memcpy(o->data + o->len, s, len);
+		o->len += len;
+	}
+}
+
 void agent_put_cstring(AgentOut *o, const char *s)
 {
 	agent_put_string(o, s, strlen(s));

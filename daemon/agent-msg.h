@@ -76,6 +76,8 @@ void agent_put_u8(AgentOut *o, uint8_t v);
 void agent_put_u32(AgentOut *o, uint32_t v);
 void agent_put_string(AgentOut *o, const void *s, size_t len);
 void agent_put_cstring(AgentOut *o, const char *s);
+/* bytes as they are (already encoded fields) */
+void agent_put_raw(AgentOut *o, const void *s, size_t len);
 /* the 39-byte public key blob of pk */
 void agent_put_ed25519_blob(AgentOut *o, const uint8_t pk[32]);
 /* wipe and free */

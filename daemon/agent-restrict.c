@@ -7,6 +7,7 @@
 
 #include <sigil/crypto.h>
 
+#include "agent-cert.h"
 #include "agent-msg.h"
 #include "agent-restrict.h"
 
@@ -230,7 +231,7 @@ static int agent_parse_userauth(const uint8_t *p, size_t n, const uint8_t pk[32]
 	const uint8_t *user, *svc, *meth, *alg, *key, *hk;
 	size_t ul, sl, ml, al, kl, hl;
 	uint8_t kpk[32];
-	bool hostbound;
+	bool hostbound, is_cert;
 
 	*sid = agent_get_string(&in, sid_len);
 	if (agent_get_u8(&in) != 50)
@@ -247,8 +248,9 @@ static int agent_parse_userauth(const uint8_t *p, size_t n, const uint8_t pk[32]
 		return -1;
 	alg = agent_get_string(&in, &al);
 	key = agent_get_string(&in, &kl);
-	if (in.bad || !agent_string_is(alg, al, "ssh-ed25519") || agent_parse_ed25519_blob(key, kl, kpk) < 0 ||
-	    memcmp(kpk, pk, 32) != 0)
+	/* the key, or a certificate of it (ssh-add's -cert.pub) */
+	if (in.bad || agent_cert_key_of(key, kl, kpk, &is_cert) < 0 ||
+	    !agent_string_is(alg, al, is_cert ? AGENT_CERT_ED25519 : "ssh-ed25519") || memcmp(kpk, pk, 32) != 0)
 		return -1;
 	*hostkey_set = false;
 	if (hostbound) {

@@ -23,6 +23,7 @@
 
 #include <sigil/crypto.h>
 
+#include "agent-cert.h"
 #include "agent-msg.h"
 #include "agent-restrict.h"
 #include "agent.h"
@@ -95,10 +96,15 @@ static void agent_done(Op *op)
 			break;
 		}
 		agent_put_u8(&o, AGENT_IDENTITIES_ANSWER);
-		agent_put_u32(&o, (uint32_t)n);
+		agent_put_u32(&o, (uint32_t)(n + op->n_certs));
 		for (size_t i = 0; i < n; i++) {
 			agent_put_ed25519_blob(&o, keys[i].public_key);
 			agent_put_cstring(&o, keys[i].label);
+		}
+		/* then the certificates of the listed keys, as OpenSSH's agent */
+		for (size_t i = 0; i < op->n_certs; i++) {
+			agent_put_string(&o, op->certs[i].blob, op->certs[i].blob_len);
+			agent_put_string(&o, op->certs[i].comment, op->certs[i].comment_len);
 		}
 		agent_send(s, &o);
 		break;
@@ -159,9 +165,11 @@ static Op *agent_keep(Op *op)
 		else
 			h->req.u.sign.message = (ProtoBytes){ h->data, h->data_len };
 	}
-	/* the ssh-add seed and constraints moved into the copy */
+	/* the ssh-add seed, constraints and certificate moved into the copy */
 	sigil_wipe(ar->op.add.seed, sizeof(ar->op.add.seed));
 	ar->op.add.dest = NULL;
+	ar->op.cert = NULL;
+	ar->op.add.cert_comment = NULL;
 	stream_hold(h->stream);
 	stream_op_kept(h->stream, h->op.cost);
 	return &h->op;
@@ -185,6 +193,32 @@ static void agent_submit(Stream *s, AgentReq *ar, OpKind kind)
 	/* the original (kept or answered) */
 	sigil_wipe(ar->op.add.seed, sizeof(ar->op.add.seed));
 	ar->op.add.dest = agent_restrict_free(ar->op.add.dest);
+	free(ar->op.cert);
+	ar->op.cert = NULL;
+	free(ar->op.add.cert_comment);
+	ar->op.add.cert_comment = NULL;
+}
+
+/* a copy of bytes of the request (a certificate, its comment) */
+static uint8_t *agent_dup(const uint8_t *p, size_t n)
+{
+	uint8_t *d = malloc(n ? n : 1);
+
+	if (d && n)
+		memcpy(d, p, n);
+	return d;
+}
+
+/* the identity a request names: a plain ssh-ed25519 blob (op->pk) or
+ * another blob, a certificate that ops.c resolves (op->cert).
+ * Return: 0 or -1 (out of memory) */
+static int agent_identity(Op *op, const uint8_t *blob, size_t len)
+{
+	if (agent_parse_ed25519_blob(blob, len, op->pk) == 0)
+		return 0;
+	op->cert = agent_dup(blob, len);
+	op->cert_len = len;
+	return op->cert ? 0 : -1;
 }
 
 /* ---- requests ------------------------------------------------------------------ */
@@ -199,11 +233,12 @@ static void agent_sign(Stream *s, AgentIn *in)
 	blob = agent_get_string(in, &blob_len);
 	data = agent_get_string(in, &data_len);
 	flags = agent_get_u32(in);
-	if (in->bad || in->n != 0 || agent_parse_ed25519_blob(blob, blob_len, ar.op.pk) < 0) {
+	if (in->bad || in->n != 0 || agent_identity(&ar.op, blob, blob_len) < 0) {
 		agent_send_byte(s, AGENT_FAILURE);
 		return;
 	}
 	if (flags != 0) {
+		free(ar.op.cert);
 		log_debug("ssh-agent: sign request with flags %u refused (Ed25519 takes 0)", (unsigned)flags);
 		agent_send_byte(s, AGENT_FAILURE);
 		return;
@@ -256,11 +291,25 @@ static void agent_add(Stream *s, AgentIn *in, bool constrained)
 	AgentReq ar = { 0 };
 	OpsAgentAdd *a = &ar.op.add;
 	const uint8_t *type, *pkp, *sk, *comment;
-	size_t type_len, pk_len, sk_len, comment_len;
+	size_t type_len, pk_len, sk_len, comment_len, cert_len;
 
 	type = agent_get_string(in, &type_len);
-	if (in->bad || !agent_string_is(type, type_len, "ssh-ed25519")) {
-		log_info("ssh-agent: refused to add a key that is not ssh-ed25519");
+	if (!in->bad && agent_string_is(type, type_len, AGENT_CERT_ED25519)) {
+		/* a certificate, then the key's fields as a plain add; ops.c
+		 * checks that it certifies that key */
+		const uint8_t *cert = agent_get_string(in, &cert_len);
+
+		if (!in->bad && !(ar.op.cert = agent_dup(cert, cert_len))) {
+			agent_send_byte(s, AGENT_FAILURE);
+			return;
+		}
+		ar.op.cert_len = cert_len;
+	} else if (in->bad || !agent_string_is(type, type_len, "ssh-ed25519")) {
+		if (!in->bad && agent_cert_is_type(type, type_len))
+			log_info("ssh-agent: refused to add a %.*s certificate (Ed25519 certificates only)",
+			         (int)(type_len > 64 ? 64 : type_len), (const char *)type);
+		else
+			log_info("ssh-agent: refused to add a key that is not ssh-ed25519");
 		agent_send_byte(s, AGENT_FAILURE);
 		return;
 	}
@@ -268,11 +317,14 @@ static void agent_add(Stream *s, AgentIn *in, bool constrained)
 	sk = agent_get_string(in, &sk_len);
 	comment = agent_get_string(in, &comment_len);
 	if (in->bad || pk_len != 32 || sk_len != 64 || memcmp(sk + 32, pkp, 32) != 0 ||
-	    (constrained && agent_parse_constraints(in, a) < 0) || in->n != 0) {
+	    (constrained && agent_parse_constraints(in, a) < 0) || in->n != 0 ||
+	    (ar.op.cert && !(a->cert_comment = agent_dup(comment, comment_len)))) {
 		agent_restrict_free(a->dest);
+		free(ar.op.cert);
 		agent_send_byte(s, AGENT_FAILURE);
 		return;
 	}
+	a->cert_comment_len = comment_len;
 	memcpy(ar.op.pk, pkp, 32);
 	memcpy(a->seed, sk, 32);
 	if (comment_len > 0 && comment_len <= PROTO_LABEL_MAX && proto_label_valid((const char *)comment, comment_len))
@@ -287,7 +339,7 @@ static void agent_by_key(Stream *s, AgentIn *in, OpKind kind)
 	size_t len;
 
 	blob = agent_get_string(in, &len);
-	if (in->bad || in->n != 0 || agent_parse_ed25519_blob(blob, len, ar.op.pk) < 0) {
+	if (in->bad || in->n != 0 || agent_identity(&ar.op, blob, len) < 0) {
 		agent_send_byte(s, AGENT_FAILURE);
 		return;
 	}

@@ -30,6 +30,7 @@
 #include <sodium.h>
 #include <sigil/crypto.h>
 
+#include "agent-cert.h"
 #include "audit.h"
 #include "log.h"
 #include "ops.h"
@@ -297,15 +298,19 @@ static void timer_cancel(Ops *o, const Key *k)
 static int key_remove(Ops *o, Key *k)
 {
 	char label[PROTO_LABEL_MAX + 1];
+	uint8_t pk[32];
 	int r;
 
 	memcpy(label, k->info.label, sizeof(label));
+	memcpy(pk, k->info.public_key, 32);
 	r = keystore_delete(o->ks, label);
 	if (r) {
 		log_err("cannot delete key '%s': %s", label, r < 0 ? strerror(-r) : "not found");
 		return r;
 	}
 	timer_cancel(o, k);
+	/* its certificates (memory and ssh-certs/) go with it */
+	agent_certs_forget(o->certs, pk);
 	log_info("deleted key '%s'", label);
 	return 0;
 }
@@ -922,6 +927,46 @@ static bool agent_lists(Ops *o, const Op *op, const Key *k)
 	       agent_restrict_lists(op->session, c ? c->dest : NULL);
 }
 
+/* agent_certs_list(): a certificate is listed while its key is */
+typedef struct ListCtx {
+	Ops *o;
+	const Op *op;
+} ListCtx;
+
+static bool cert_listed(void *ctx, const uint8_t pk[32])
+{
+	ListCtx *lc = ctx;
+	Key *k = find_pk(lc->o, pk);
+
+	return k && agent_lists(lc->o, lc->op, k);
+}
+
+/* the agent list's certificates (after the keys), as OpenSSH's agent */
+static int list_certs(Ops *o, Op *op)
+{
+	ListCtx lc = { o, op };
+	AgentCertRef *refs;
+	size_t n;
+
+	if (is_locked(o))
+		return 0;
+	n = agent_certs_list(o->certs, NULL, 0, cert_listed, &lc);
+	if (!n)
+		return 0;
+	refs = calloc(n, sizeof(*refs));
+	op->certs = calloc(n, sizeof(*op->certs));
+	if (!refs || !op->certs) {
+		free(refs);
+		return -ENOMEM;
+	}
+	n = agent_certs_list(o->certs, refs, n, cert_listed, &lc);
+	for (size_t i = 0; i < n; i++)
+		op->certs[i] = (OpsCertInfo){ refs[i].blob, refs[i].blob_len, refs[i].comment, refs[i].comment_len };
+	op->n_certs = n;
+	free(refs);
+	return 0;
+}
+
 static void do_list(Ops *o, Op *op)
 {
 	Keystore *ks = o->ks;
@@ -935,8 +980,15 @@ static void do_list(Ops *o, Op *op)
 	for (size_t i = 0; i < ks->n_keys; i++) {
 		Key *k = ks->keys[i];
 
-		if (op->kind == OP_AGENT_LIST ? !is_locked(o) && agent_lists(o, op, k) : may_see(o, op->peer, k))
+		/* (a plain identity removed while its certificates stay is not listed) */
+		if (op->kind == OP_AGENT_LIST ? !is_locked(o) && agent_lists(o, op, k) &&
+		                                    !agent_certs_hidden(o->certs, k->info.public_key)
+		                              : may_see(o, op->peer, k))
 			op->list[n++] = k->info;
+	}
+	if (op->kind == OP_AGENT_LIST && list_certs(o, op) < 0) {
+		finish(o, op, PROTO_E_INTERNAL, "out of memory");
+		return;
 	}
 	op->resp.u.key_list.keys = op->list;
 	op->resp.u.key_list.n_keys = n;
@@ -1016,6 +1068,45 @@ static bool pick_label(Ops *o, const OpsAgentAdd *a, const uint8_t pk[32], char 
 	return !keystore_find(o->ks, out);
 }
 
+/* an ssh-add succeeded: its certificate is kept with the key (persisted
+ * where the key is: with a key file); a plain add shows a plain identity
+ * removed while its certificates stayed again */
+static void keep_cert(Ops *o, Op *op, const Key *k)
+{
+	int r;
+
+	if (!op->cert) {
+		agent_certs_unhide(o->certs, k->info.public_key);
+		return;
+	}
+	r = agent_certs_add(o->certs, k->info.public_key, op->cert, op->cert_len, op->add.cert_comment,
+	                    op->add.cert_comment_len, !k->memory_only);
+	if (r < 0)
+		log_warn("ssh-agent: cannot keep a certificate of key '%s': %s", k->info.label, strerror(-r));
+	else
+		log_info("ssh-agent: added a certificate of key '%s'%s", k->info.label,
+		         k->memory_only ? ", in memory only" : "");
+}
+
+/* the certificate an ssh-add brings: well formed, its CA signature valid,
+ * certifying the very key it comes with */
+static bool cert_admitted(Ops *o, Op *op)
+{
+	AgentCertInfo ci;
+
+	if (!op->cert)
+		return true;
+	if (agent_cert_parse(op->cert, op->cert_len, &ci) < 0) {
+		finish(o, op, PROTO_E_INVALID_KEY, "a malformed certificate (or its CA signature does not verify)");
+		return false;
+	}
+	if (memcmp(ci.pk, op->pk, 32) != 0) {
+		finish(o, op, PROTO_E_INVALID_KEY, "the certificate does not certify the key sent with it");
+		return false;
+	}
+	return true;
+}
+
 static bool has_constraints(const OpsAgentAdd *a)
 {
 	return a->lifetime || a->confirm || a->dest;
@@ -1052,6 +1143,7 @@ static void readd(Ops *o, Op *op, Key *k)
 		finish(o, op, PROTO_E_INTERNAL, "out of memory");
 		return;
 	}
+	keep_cert(o, op, k);
 	finish(o, op, PROTO_OK, NULL);
 }
 
@@ -1071,6 +1163,8 @@ static void do_agent_add(Ops *o, Op *op)
 		finish(o, op, PROTO_E_DENIED, "constraint confirm: no ssh_agent_confirm_program is configured");
 		return;
 	}
+	if (!cert_admitted(o, op))
+		return;
 	k = find_pk(o, op->pk);
 	if (k) {
 		readd(o, op, k);
@@ -1119,6 +1213,7 @@ static void add_done(Ops *o, Op *op)
 	}
 	log_info("ssh-agent: added key '%s' (%s) for uid %d%s", k->info.label, k->info.fingerprint, (int)op->peer->uid,
 	         k->memory_only ? ", in memory only" : "");
+	keep_cert(o, op, k);
 	finish(o, op, PROTO_OK, NULL);
 }
 
@@ -1150,13 +1245,33 @@ static bool agent_may_remove(Ops *o, const Op *op, const Key *k, const char **wh
 	return true;
 }
 
+/* the 51-byte ssh-ed25519 public key blob of @pk */
+static void plain_blob(const uint8_t pk[32], uint8_t out[51])
+{
+	static const char type[] = "ssh-ed25519";
+
+	out[0] = out[1] = out[2] = 0;
+	out[3] = 11;
+	memcpy(out + 4, type, 11);
+	out[15] = out[16] = out[17] = 0;
+	out[18] = 32;
+	memcpy(out + 19, pk, 32);
+}
+
 static void do_agent_remove(Ops *o, Op *op)
 {
 	const char *why = NULL;
+	uint8_t blob[51];
+	bool is_cert = false;
 	Key *k;
 
 	if (is_locked(o)) {
 		finish(o, op, PROTO_E_LOCKED, "sigild is locked");
+		return;
+	}
+	/* a certificate names its key (whether sigild holds it is below) */
+	if (op->cert && agent_cert_key_of(op->cert, op->cert_len, op->pk, &is_cert) < 0) {
+		finish(o, op, PROTO_E_NOT_FOUND, "no such key");
 		return;
 	}
 	k = find_pk(o, op->pk);
@@ -1168,6 +1283,22 @@ static void do_agent_remove(Ops *o, Op *op)
 	if (!agent_may_remove(o, op, k, &why)) {
 		finish(o, op, PROTO_E_DENIED, "key '%s': %s", k->info.label, why);
 		return;
+	}
+	/* as OpenSSH's agent: a certificate removes that certificate only; the
+	 * plain key of a key with certificates removes the plain identity
+	 * only; the last certificate of such a key removes the key */
+	if (!op->cert)
+		plain_blob(op->pk, blob);
+	switch (agent_certs_remove(o->certs, op->cert ? op->cert : blob, op->cert ? op->cert_len : sizeof(blob),
+	                           op->pk)) {
+	case AGENT_CERTS_REMOVED:
+		finish(o, op, PROTO_OK, NULL);
+		return;
+	case AGENT_CERTS_NOT_FOUND:
+		finish(o, op, PROTO_E_NOT_FOUND, "no such identity");
+		return;
+	default: /* the key itself */
+		break;
 	}
 	if (key_remove(o, k))
 		finish(o, op, PROTO_E_INTERNAL, "cannot remove the key");
@@ -1221,6 +1352,7 @@ static void dropped_at_lock(void *ctx, const Key *k)
 	Ops *o = ctx;
 
 	timer_cancel(o, k);
+	agent_certs_forget(o->certs, k->info.public_key);
 	audit_event(geteuid(), getpid(), "sigild", k->info.label, k->info.fingerprint, "delete", "ok",
 	            "memory-only key dropped at lock");
 }
@@ -1441,9 +1573,18 @@ static void dispatch(Ops *o, Op *op)
 	case OP_KEY_DELETE:
 		do_delete(o, op);
 		break;
+	case OP_AGENT_SIGN:
+		/* a certificate sigild holds signs with its key; a plain identity
+		 * removed while its certificates stay signs nothing */
+		if (op->cert ? agent_certs_resolve(o->certs, op->cert, op->cert_len, op->pk) < 0
+		             : agent_certs_hidden(o->certs, op->pk)) {
+			finish(o, op, PROTO_E_NOT_FOUND, "no such key");
+			break;
+		}
+		do_key_use(o, op, PROTO_KEY_ED25519);
+		break;
 	case OP_KEY_EXPORT:
 	case OP_SIGN:
-	case OP_AGENT_SIGN:
 		do_key_use(o, op, PROTO_KEY_ED25519);
 		break;
 	case OP_DH:
@@ -1546,6 +1687,13 @@ void ops_op_deinit(Op *op)
 	op->valid = NULL;
 	free(op->list);
 	op->list = NULL;
+	free(op->certs);
+	op->certs = NULL;
+	op->n_certs = 0;
+	free(op->cert);
+	op->cert = NULL;
+	free(op->add.cert_comment);
+	op->add.cert_comment = NULL;
 	op->add.dest = agent_restrict_free(op->add.dest);
 	sigil_wipe(op->add.seed, sizeof(op->add.seed));
 	if (op->kind == OP_DH)
@@ -1565,6 +1713,8 @@ void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsig
 	o->unwritten_total = unwritten_total;
 	o->start_ms = uv_now(loop);
 	o->last_key_use_ms = o->start_ms;
+	/* (NULL when out of memory: no certificates are kept) */
+	o->certs = agent_certs_new(ks->statefd);
 	uv_timer_init(loop, &o->gate_timer);
 	o->gate_timer.data = o;
 }
@@ -1597,6 +1747,8 @@ void ops_shutdown(Ops *o)
 
 void ops_close(Ops *o)
 {
+	agent_certs_free(o->certs);
+	o->certs = NULL;
 	while (o->timers)
 		timer_drop(o, o->timers);
 	if (!uv_is_closing((uv_handle_t *)&o->gate_timer))

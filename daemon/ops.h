@@ -83,7 +83,18 @@ typedef struct OpsAgentAdd {
 	uint32_t lifetime;           /* seconds; 0: none */
 	bool confirm;
 	AgentRestrict *dest;         /* destination constraints, or NULL (owned) */
+	uint8_t *cert_comment;       /* a certificate's (op->cert) comment (owned) */
+	size_t cert_comment_len;
 } OpsAgentAdd;
+
+/* a certificate in an agent list's result (points into the core's store,
+ * valid during done()) */
+typedef struct OpsCertInfo {
+	const uint8_t *blob;
+	size_t blob_len;
+	const uint8_t *comment;
+	size_t comment_len;
+} OpsCertInfo;
 
 struct Op {
 	/* set by the front-end */
@@ -94,6 +105,11 @@ struct Op {
 	ProtoRequest *q;             /* the arguments (the agent front-end fills one too) */
 	uint8_t pk[32];              /* agent kinds: the key's public key */
 	OpsAgentAdd add;             /* OP_AGENT_ADD */
+	/* agent kinds: an OpenSSH certificate blob (owned; NULL: none). ADD:
+	 * the certificate to keep with key op->pk; SIGN, REMOVE: the identity
+	 * named by its certificate (op->pk unset) */
+	uint8_t *cert;
+	size_t cert_len;
 	/*
 	 * done() - the result is in op->resp (resp.error, resp.message,
 	 * resp.u). Called exactly once, on the loop thread: before
@@ -116,6 +132,8 @@ struct Op {
 	Key *key;
 	bool *valid;                 /* verify_batch */
 	ProtoKeyInfo *list;          /* key.list, agent list */
+	OpsCertInfo *certs;          /* agent list: the certificates after the keys */
+	size_t n_certs;
 	int r;
 	size_t cost;
 	bool counted;                /* in the in-flight figures */
@@ -151,6 +169,7 @@ struct Ops {
 	unsigned key_jobs;
 	Op *parked_head, *parked_tail;
 	struct OpsTimer *timers;     /* lifetime constraints */
+	struct AgentCerts *certs;    /* OpenSSH certificates of the keys (agent-certs.c) */
 	bool expiry_due;             /* a lifetime ran out while the keystore was held */
 	/* in flight: kept ops */
 	uint64_t inflight;

@@ -111,6 +111,26 @@ agent = {
     'too-long': struct.pack('>I', 1 << 20) + b'\x0b',
     'truncated': amsg(13, sshstr(blob))[:-3],
 }
+
+
+# an ssh-ed25519-cert-v01@openssh.com certificate of add_pk by a CA key
+# (PROTOCOL.certkeys), added with its key as ssh-add sends it, listed,
+# used, removed
+def ed_cert(subject_pk, ca_sk):
+    body = (sshstr(b'ssh-ed25519-cert-v01@openssh.com') + sshstr(b'\x01' * 32) + sshstr(subject_pk) +
+            struct.pack('>QI', 7, 1) + sshstr(b'fuzz-cert') + sshstr(sshstr(b'root')) +
+            struct.pack('>QQ', 0, 2 ** 64 - 1) + sshstr(b'') + sshstr(sshstr(b'permit-pty') + sshstr(b'')) +
+            sshstr(b'') + sshstr(sshstr(b'ssh-ed25519') + sshstr(pub(ca_sk.public_key()))))
+    return body + sshstr(sshstr(b'ssh-ed25519') + sshstr(ca_sk.sign(body)))
+
+
+cert = ed_cert(add_pk, ed25519.Ed25519PrivateKey.from_private_bytes(b'\x77' * 32))
+agent['add-cert-sign-remove'] = (
+    amsg(17, add_body) +
+    amsg(17, sshstr(b'ssh-ed25519-cert-v01@openssh.com') + sshstr(cert) + sshstr(add_pk) +
+         sshstr(b'\x66' * 32 + add_pk) + sshstr(b'fuzz@example')) + amsg(11) +
+    amsg(13, sshstr(cert) + sshstr(b'm') + struct.pack('>I', 0)) +
+    amsg(18, sshstr(sshstr(b'ssh-ed25519') + sshstr(add_pk))) + amsg(11) + amsg(18, sshstr(cert)) + amsg(11))
 for name, data in agent.items():
     put('agent', name, data)
 
