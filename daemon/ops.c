@@ -587,7 +587,9 @@ static bool must_wait(const Ops *o, OpKind k)
 {
 	if (!touches_keystore(k))
 		return false;
-	return o->ks_busy || o->parked_head || (exclusive(k) && o->key_jobs > 0);
+	/* (settle() dispatches the parked ops in order: the rest waiting
+	 * behind the one it takes is no reason to park that one again) */
+	return o->ks_busy || (o->parked_head && !o->settling) || (exclusive(k) && o->key_jobs > 0);
 }
 
 static void park(Ops *o, Op *op)
@@ -606,6 +608,10 @@ static void park(Ops *o, Op *op)
 /* a kept op ended: expiries that waited, then the parked ops in order */
 static void settle(Ops *o)
 {
+	/* an op that settle() dispatched ended at once: the loop below goes on */
+	if (o->settling)
+		return;
+	o->settling = true;
 	expire_due(o);
 	while (o->parked_head && !o->ks_busy) {
 		Op *op = o->parked_head;
@@ -619,6 +625,7 @@ static void settle(Ops *o)
 		else
 			dispatch(o, op);
 	}
+	o->settling = false;
 	if (o->settled)
 		o->settled(o->settled_ctx);
 }

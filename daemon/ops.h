@@ -168,6 +168,7 @@ struct Ops {
 	bool ks_busy;
 	unsigned key_jobs;
 	Op *parked_head, *parked_tail;
+	bool settling;               /* settle() is dispatching the parked ops */
 	struct OpsTimer *timers;     /* lifetime constraints */
 	struct AgentCerts *certs;    /* OpenSSH certificates of the keys (agent-certs.c) */
 	bool expiry_due;             /* a lifetime ran out while the keystore was held */
