@@ -199,12 +199,25 @@ def test_mismatched_and_forged_refused(c):
     ak.close()
 
 
+def test_main_socket_delete_takes_certs(c):
+    """sigil delete on the main socket goes through ops.c's one removal
+    path: the key's certificates and their file in ssh-certs/ go too."""
+    certs = f"{c.sigild.state}/ssh-certs"
+    add(c, "home/id_ed25519")
+    assert len(os.listdir(certs)) == 1, os.listdir(certs)
+    label = [line for line in listing(c) if line.startswith("ssh-ed25519 ")][0].split()[2]
+    c.sigild.sigil(f"delete {label}")
+    assert os.listdir(certs) == [], os.listdir(certs)
+    assert listing(c) == [], listing(c)
+
+
 def main():
     c = setup()
     try:
         return h.tap_main([test_add_lists_cert, test_login_with_cert_only_in_sigil, test_cert_survives_restart,
                            test_remove_as_openssh, test_memory_only_key_keeps_cert_in_memory,
-                           test_destination_constrained_cert, test_mismatched_and_forged_refused], c)
+                           test_destination_constrained_cert, test_mismatched_and_forged_refused,
+                           test_main_socket_delete_takes_certs], c)
     finally:
         c.sshd.stop()
         c.sigild.stop()
