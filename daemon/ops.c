@@ -55,7 +55,7 @@ typedef struct OpsTimer {
 	struct OpsTimer *next;
 } OpsTimer;
 
-static void dispatch(Ops *o, Op *op);
+static void dispatch(Ops *o, Op *op, bool resumed);
 static void settle(Ops *o);
 
 static const char *const op_names[_OP_KIND_N] = {
@@ -578,11 +578,13 @@ static bool exclusive(OpKind k)
 	return k == OP_UNLOCK || k == OP_REKEY || k == OP_LOCK;
 }
 
-static bool must_wait(const Ops *o, OpKind k)
+/* @resumed: taken off the parked list by settle(), which keeps their
+ * order (the ones still parked behind it do not hold it back) */
+static bool must_wait(const Ops *o, OpKind k, bool resumed)
 {
 	if (!touches_keystore(k))
 		return false;
-	return o->ks_busy || o->parked_head || (exclusive(k) && o->key_jobs > 0);
+	return o->ks_busy || (!resumed && o->parked_head) || (exclusive(k) && o->key_jobs > 0);
 }
 
 static void park(Ops *o, Op *op)
@@ -612,7 +614,7 @@ static void settle(Ops *o)
 		if (o->shutting_down)
 			finish(o, op, PROTO_E_BUSY, "sigild is shutting down");
 		else
-			dispatch(o, op);
+			dispatch(o, op, true);
 	}
 	if (o->settled)
 		o->settled(o->settled_ctx);
@@ -1278,7 +1280,7 @@ static void on_gate(uv_timer_t *t)
 		if (o->shutting_down)
 			finish(o, op, PROTO_E_BUSY, "sigild is shutting down");
 		else
-			dispatch(o, op);
+			dispatch(o, op, false);
 	}
 }
 
@@ -1402,7 +1404,7 @@ static bool admin_only(OpKind k)
 	return k == OP_LOCK || k == OP_UNLOCK || k == OP_REKEY || k == OP_AUDIT;
 }
 
-static void dispatch(Ops *o, Op *op)
+static void dispatch(Ops *o, Op *op, bool resumed)
 {
 	if (!op->peer->admitted) {
 		finish(o, op, PROTO_E_DENIED, "this user may not use sigild");
@@ -1413,7 +1415,7 @@ static void dispatch(Ops *o, Op *op)
 		       op_names[op->kind]);
 		return;
 	}
-	if (must_wait(o, op->kind)) {
+	if (must_wait(o, op->kind, resumed)) {
 		park(o, op);
 		return;
 	}
@@ -1535,7 +1537,7 @@ bool ops_submit(Ops *o, Op *op)
 	op->next = NULL;
 	op->keystore_job = op->key_job = false;
 	op->why[0] = '\0';
-	dispatch(o, op);
+	dispatch(o, op, false);
 	return op->was_kept;
 }
 
