@@ -25,6 +25,7 @@
 
 #include <sigil/crypto.h>
 
+#include "age-ops.h"
 #include "audit.h"
 #include "log.h"
 #include "policy.h"
@@ -36,7 +37,7 @@ static void unpark(Server *s);
 
 static const char *const features[] = {
 	"ed25519", "x25519", "ed25519ctx", "ed25519ph", "ed25519ph-prehashed",
-	"verify_batch", "zip215", "lock",
+	"verify_batch", "zip215", "lock", "age",
 };
 
 /* release what rq holds and wipe it; rq itself is the caller's */
@@ -48,6 +49,7 @@ static void request_clear(Request *rq)
 		free(rq->frame);
 	}
 	free(rq->valid);
+	age_ops_clear(rq);
 	key_unref(rq->key);
 	sigil_wipe(rq, sizeof(*rq));
 }
@@ -510,7 +512,7 @@ static void new_key(Conn *c, Request *rq, const char *label, ProtoKeyType type, 
 static bool on_pool(ProtoMethod m)
 {
 	return m == PROTO_METHOD_VERIFY_BATCH || m == PROTO_METHOD_KEY_GENERATE || m == PROTO_METHOD_KEY_IMPORT ||
-	       m == PROTO_METHOD_UNLOCK || m == PROTO_METHOD_REKEY;
+	       m == PROTO_METHOD_UNLOCK || m == PROTO_METHOD_REKEY || m == PROTO_METHOD_KEY_IMPORT_WRAPPED;
 }
 
 /* a heap Request for @frame, decoded again from its own copy (the reader's
@@ -759,6 +761,18 @@ static bool handle(Conn *c, Request *rq, size_t len, bool may_park)
 	case PROTO_METHOD_VERIFY:
 		run_now(c, rq, len);
 		break;
+	case PROTO_METHOD_AGE_UNWRAP:
+		age_ops_unwrap(c, rq);
+		break;
+	case PROTO_METHOD_KEY_EXPORT_WRAPPED:
+		age_ops_export_wrapped(c, rq);
+		break;
+	case PROTO_METHOD_KEY_IMPORT_WRAPPED: /* then a key.import of what the file holds */
+		if (age_ops_import_wrapped(c, rq))
+			break;
+		new_key(c, rq, q->u.key_import.label, q->u.key_import.type, q->u.key_import.exportable,
+		        q->u.key_import.policy);
+		return true;
 	case PROTO_METHOD_VERIFY_BATCH:
 		rq->valid = calloc(q->u.verify_batch.n_items ? q->u.verify_batch.n_items : 1, sizeof(bool));
 		if (!rq->valid) {

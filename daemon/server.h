@@ -94,6 +94,7 @@ struct Request {
 	int r;                 /* result of the work function */
 	char why[PROTO_MESSAGE_MAX - 64]; /* rekey: what was wrong with the request */
 	Request *parked_next;  /* server->parked */
+	void *age;             /* key.import_wrapped: what the file held (age-ops.c) */
 };
 
 struct Server {
