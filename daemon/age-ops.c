@@ -109,7 +109,7 @@ void age_ops_unwrap(Conn *c, Request *rq)
 	} else if (r) {
 		/* the tag: the stanza was made for another key (or altered) */
 		audit(c, key, NULL, "age-unwrap", "no_match", NULL);
-		reply(c, rq, PROTO_E_INVALID_KEY, "the stanza does not open with key '%s' (not for this identity)",
+		reply(c, rq, PROTO_E_NO_MATCH, "the stanza does not open with key '%s' (not for this identity)",
 		      key->info.label);
 	} else {
 		audit(c, key, NULL, "age-unwrap", "ok", NULL);
@@ -224,8 +224,8 @@ int age_ops_import_wrapped(Conn *c, Request *rq)
 		                                  : "not an age file";
 
 		audit(c, key, NULL, "age-unwrap", r == -ENOENT ? "no_match" : "error", why);
-		reply(c, rq, r == -ENOMEM ? PROTO_E_INTERNAL : PROTO_E_INVALID_KEY, "cannot open the age file with key '%s': %s",
-		      with, why);
+		reply(c, rq, r == -ENOMEM ? PROTO_E_INTERNAL : r == -ENOENT ? PROTO_E_NO_MATCH : PROTO_E_INVALID_KEY,
+		      "cannot open the age file with key '%s': %s", with, why);
 		sodium_memzero(im, sizeof(*im));
 		free(im);
 		return -1;

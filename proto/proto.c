@@ -21,6 +21,7 @@ static const char *const error_names[_PROTO_E_N] = {
 	[PROTO_E_BUSY] = "busy",
 	[PROTO_E_TOO_LARGE] = "too_large",
 	[PROTO_E_INVALID_KEY] = "invalid_key",
+	[PROTO_E_NO_MATCH] = "no_match",
 	[PROTO_E_INTERNAL] = "internal",
 };
 

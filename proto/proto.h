@@ -69,6 +69,7 @@ typedef enum ProtoError {
 	PROTO_E_TOO_LARGE,      /* "too_large" */
 	PROTO_E_INVALID_KEY,    /* "invalid_key" */
 	PROTO_E_INTERNAL,       /* "internal" */
+	PROTO_E_NO_MATCH,       /* "no_match": an age stanza or file is not for the key */
 	_PROTO_E_N,
 } ProtoError;
 

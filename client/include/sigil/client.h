@@ -59,6 +59,7 @@ typedef enum sigil_error {
 	SIGIL_ETOO_LARGE,       /* "too_large" */
 	SIGIL_EINVALID_KEY,     /* "invalid_key" */
 	SIGIL_EINTERNAL,        /* "internal" (also: an error code this library does not know) */
+	SIGIL_ENO_MATCH,        /* "no_match": the age stanza or file is not for this key */
 	/* local errors */
 	SIGIL_ECONNECT = 100,   /* could not connect to the socket */
 	SIGIL_ETIMEOUT,         /* no answer within the timeout */
@@ -268,9 +269,9 @@ sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_request *reqs
 
 /* age.unwrap: opens one age X25519 stanza (its 32-byte share and 32-byte
  * body) with the X25519 key named label, in sigild: *file_key is the
- * stanza's 16-byte file key (secret: wipe it after use). SIGIL_EINVALID_KEY
- * when the stanza is not for this key or its share has small order (the
- * message says which); SIGIL_EDENIED when the key's policy refuses. */
+ * stanza's 16-byte file key (secret: wipe it after use). SIGIL_ENO_MATCH
+ * when the stanza is not for this key (its tag), SIGIL_EINVALID_KEY when its
+ * share has small order; SIGIL_EDENIED when the key's policy refuses. */
 sigil_error sigil_client_age_unwrap(sigil_client *c, uint8_t file_key[16], const char *label,
                                     const uint8_t share[32], const uint8_t body[32]);
 /* key.export_wrapped: the key as a complete age file for recipient
