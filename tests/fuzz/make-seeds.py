@@ -196,4 +196,23 @@ with tempfile.TemporaryDirectory() as t:
     put('signify', 'signify', open(data + '.sig', 'rb').read())
     put('keys', 'signify-pub', b'\x00' + open(sf_pk, 'rb').read())
     put('keys', 'signify-sk', bytes([5 << 1]) + open(sf_sk, 'rb').read())
+
+# ---- age-plugin: what age 1.1.1 writes in identity-v1 phase 1 (the first
+# seed as AGEDEBUG=plugin shows it), then answers to phase 2 ----
+ID = b'AGE-PLUGIN-SIGIL-1DPHHXAQF32RY6'  # "host"
+X1 = b'-> recipient-stanza 0 X25519 VREG3wa2A0cgZXzTl3VXOdK08Yocel5u19kpIKLWnmM\n' \
+     b'4vtsXWMU9ODUx8FDgjxfb32+7byoXf1y6DkqlURPhm8\n'
+X2 = b'-> recipient-stanza 0 X25519 NvuXvJR2PjPOvsa4874tjR6eCi+Js/KzfZrQg2xEiHQ\n' \
+     b'iWzBN4zo0fvoPIg6Sk+YqZVqU8pT3bgGpEOdebK0/Mo\n'
+DONE = b'-> done\n\n'
+put('age-plugin', 'age-1.1.1-two-x25519', b'-> add-identity ' + ID + b'\n\n' + X1 + X2 + DONE + b'-> ok\n\n')
+put('age-plugin', 'grease-and-others', b'-> add-identity ' + ID + b'\n\n-> 1#!x+ a b\n' + b'QUFB' * 16 +
+    b'\nQUFB\n-> recipient-stanza 0 ssh-ed25519 Ym9v YmFy\nAAAA\n' +
+    b'-> recipient-stanza 1 scrypt c2FsdA 18\nAAAA\n' + X1.replace(b' 0 ', b' 2 ') + DONE)
+put('age-plugin', 'bad-identity', b'-> add-identity AGE-PLUGIN-OTHER-1QQQQQQ\n\n-> add-identity ' + ID +
+    b'\n\n' + X1 + DONE)
+put('age-plugin', 'bad-x25519', b'-> add-identity ' + ID + b'\n\n-> recipient-stanza 0 X25519 short\n'
+    b'AAAA\n-> recipient-stanza 0 X25519 a b\n\n' + X2.replace(b' 0 ', b' 1 ') + DONE)
+put('age-plugin', 'indices-down', b'-> add-identity ' + ID + b'\n\n' + X1.replace(b' 0 ', b' 3 ') + X2 + DONE)
+put('age-plugin', 'truncated', b'-> add-identity ' + ID + b'\n\n' + X1[:60])
 print('seeds written to', out)
