@@ -104,11 +104,13 @@ static int b64_put(AgeBuf *out, const uint8_t *p, size_t n, int variant)
 static void hkdf_sha256(uint8_t *out, size_t out_len, const uint8_t *salt, size_t salt_len, const uint8_t *ikm,
                         size_t ikm_len, const char *info)
 {
+	static const uint8_t no_salt[1];
 	crypto_auth_hmacsha256_state st;
 	uint8_t prk[32], t[32];
 	const uint8_t one = 1;
 
-	crypto_auth_hmacsha256_init(&st, salt, salt_len);
+	/* libsodium declares the key non-null, even of length 0 (the header MAC's empty salt) */
+	crypto_auth_hmacsha256_init(&st, salt ? salt : no_salt, salt_len);
 	crypto_auth_hmacsha256_update(&st, ikm, ikm_len);
 	crypto_auth_hmacsha256_final(&st, prk);
 	crypto_auth_hmacsha256_init(&st, prk, sizeof(prk));
