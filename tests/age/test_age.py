@@ -23,8 +23,10 @@ from sigiltest import Client, RpcError, clean_env, tap_run  # noqa: E402
 SIGILD = os.environ.get("SIGILD", "")
 SIGIL = os.environ.get("SIGIL_CLI", "")
 PLUGIN_DIR = os.environ.get("AGE_PLUGIN_DIR", "")
+NOBODY = 65534
 STARTED = []
 TMP = tempfile.mkdtemp(prefix="sigil-age-")
+os.chmod(TMP, 0o755)  # the files of the two-uid test are read as uid 65534
 
 
 def cleanup():
@@ -39,15 +41,26 @@ def cleanup():
 atexit.register(cleanup)
 
 
+def as_nobody():
+    os.setgroups([])
+    os.setresgid(NOBODY, NOBODY, NOBODY)
+    os.setresuid(NOBODY, NOBODY, NOBODY)
+
+
 class Daemon:
-    def __init__(self):
+    """sigild on a socket of its own; nobody: running as uid 65534"""
+
+    def __init__(self, nobody=False):
         self.dir = tempfile.mkdtemp(prefix="d-", dir=TMP)
         self.sock = os.path.join(self.dir, "run", "sigild.sock")
         self.logpath = os.path.join(self.dir, "sigild.log")
         self.log = open(self.logpath, "wb")
+        if nobody:
+            os.chown(self.dir, NOBODY, NOBODY)
         self.proc = subprocess.Popen(
             [SIGILD, "--socket", self.sock, "--state-dir", os.path.join(self.dir, "state"), "--workers", "2",
-             "--foreground"], stdout=self.log, stderr=self.log, env=clean_env())
+             "--foreground"], stdout=self.log, stderr=self.log, env=clean_env(),
+            preexec_fn=as_nobody if nobody else None)
         STARTED.append(self)
         deadline = time.time() + 15
         while True:
@@ -71,8 +84,10 @@ class Daemon:
             raise AssertionError(f"sigil {' '.join(args)}: exit {p.returncode}: {p.stderr.decode()}")
         return p
 
-    def age(self, *args, check=True, input=None):
-        p = subprocess.run(["age", *args], env=self.env(), input=input, capture_output=True, timeout=60)
+    def age(self, *args, check=True, input=None, nobody=False):
+        """age, as uid 65534 with setpriv when nobody"""
+        cmd = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"] if nobody else []
+        p = subprocess.run(cmd + ["age", *args], env=self.env(), input=input, capture_output=True, timeout=60)
         if check and p.returncode != 0:
             raise AssertionError(f"age {' '.join(args)}: exit {p.returncode}: {p.stderr.decode()}")
         return p
@@ -331,9 +346,30 @@ def test_policy_refuses_unwrap():
     out = path("agekey.age")
     D.age("-r", D.recipient("agekey"), "-o", out, plain)
     assert D.age("-d", "-i", D.identity_file("agekey"), out).stdout == b"policy\n"
+    listed = D.sigil("list").stdout.decode()
+    assert re.search(r"agekey .*\n  policy: ops=age-unwrap", listed) and re.search(r"dhkey .*\n  policy: ops=dh\n", listed), listed
     # and dh is refused on it
     c = Client(D.sock)
     c.expect_error("denied", "dh", {"key": "agekey", "peer": b"\x09" + bytes(31)})
+
+
+def test_policy_two_uids():
+    """a key for uid 65534 only: age -d works as that uid (setpriv) and is denied to root"""
+    assert os.geteuid() == 0, "this test must run as root (it switches to uid 65534)"
+    d = Daemon(nobody=True)
+    d.sigil("keygen", "--type", "x25519", "--allow-uid", str(NOBODY), "nob")
+    ident = d.identity_file("nob")
+    os.chmod(d.dir, 0o755)
+    os.chmod(ident, 0o644)
+    out = path("nob.age")
+    d.age("-r", d.recipient("nob"), "-o", out, write("plain7", b"for nobody\n"))
+    os.chmod(out, 0o644)
+    p = d.age("-d", "-i", ident, out, check=False)
+    assert p.returncode != 0 and b"denied" in p.stderr and b"uids" in p.stderr, p.stderr
+    assert d.age("-d", "-i", ident, out, nobody=True).stdout == b"for nobody\n"
+    lines = d.audit()
+    assert any("uid=0 " in ln and "op=age-unwrap" in ln and "result=denied" in ln for ln in lines), lines
+    assert any(f"uid={NOBODY} " in ln and "op=age-unwrap" in ln and "result=ok" in ln for ln in lines), lines
 
 
 def plugin(stdin):
@@ -365,7 +401,7 @@ def test_plugin_protocol():
 TESTS = [test_tools, test_identity_text, test_decrypt_binary_and_armored, test_several_recipients,
          test_other_recipient, test_tampered_truncated_scrypt, test_unwrap_protocol, test_import_age_keygen,
          test_move_between_sigilds, test_export_is_a_real_age_file, test_non_exportable_refuses,
-         test_policy_refuses_unwrap, test_plugin_protocol]
+         test_policy_refuses_unwrap, test_policy_two_uids, test_plugin_protocol]
 
 
 def main():
