@@ -1222,6 +1222,13 @@ SIGIL_PUBLIC sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_
 
 /* ---- age (docs/age.md) ---- */
 
+/* allow_age_unwrap took the tail padding of sigil_key_policy: same size and
+ * offsets as before it on LP64 (docs/client.md) */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(sigil_key_policy) == 216 && offsetof(sigil_key_policy, allow_age_unwrap) == 212,
+               "sigil_key_policy must keep its SIGIL_0 size");
+#endif
+
 static void take_file_key(void *out, const ProtoResponse *r)
 {
 	memcpy(out, r->u.age_unwrap.file_key, PROTO_AGE_FILE_KEY_LEN);

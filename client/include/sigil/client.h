@@ -154,7 +154,10 @@ typedef struct sigil_key_policy {
 	size_t n_exes;
 	uint64_t max_signs;      /* 0: no limit */
 	uint32_t rate;           /* operations per minute; 0: no limit */
-	int allow_age_unwrap;    /* op age-unwrap (age.unwrap); not implied by allow_dh */
+	/* op age-unwrap (age.unwrap; docs/age.md), not implied by allow_dh.
+	 * Added in what was tail padding: the struct's size is unchanged on
+	 * LP64 (client.c checks), so the SIGIL_0 ABI holds there. */
+	int allow_age_unwrap;
 } sigil_key_policy;
 
 /* key_generate/key_import with a policy (NULL: none) */
