@@ -102,8 +102,9 @@ int agefile_stanza_write(AgeBuf *out, const char *const *args, size_t n_args, co
  *
  * wrap key = HKDF-SHA256(ikm = X25519(scalar, share), salt = share ||
  * X25519(scalar, 9), info "age-encryption.org/v1/X25519"), then
- * ChaCha20-Poly1305 with a zero nonce. The zero check and the key
- * derivation take the same time for every secret.
+ * ChaCha20-Poly1305 with a zero nonce. No branch or index depends on the
+ * scalar or the shared secret, except on whether the shared secret is
+ * zero, which the (public) share alone decides.
  * Return: 0, -EINVAL (body length), -EDOM (zero shared secret), -EBADMSG
  * (the tag: the stanza is not for this key).
  */
