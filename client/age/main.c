@@ -64,6 +64,8 @@ static int io_fill(Io *io)
 
 static void io_take(Io *io, size_t n)
 {
+	if (n == 0)
+		return; /* io->buf may still be NULL */
 	memmove(io->buf, io->buf + n, io->len - n);
 	io->len -= n;
 }
