@@ -30,13 +30,21 @@
 #include <sodium.h>
 #include <sigil/crypto.h>
 
+#include "agefile.h"
 #include "audit.h"
+#include "bech32.h"
 #include "log.h"
 #include "ops.h"
 #include "policy.h"
 
 #define OPS_UNLOCK_DELAY_MS 100
 #define OPS_UNLOCK_DELAY_MAX_MS 10000
+
+/* what key.import_wrapped's file held, until the import ends (op->wrapped) */
+typedef struct OpsWrapped {
+	AgeKey key;                  /* seed: secret */
+	ProtoKeyPolicy policy;
+} OpsWrapped;
 
 /* the constraints a key was ssh-added with (key->cons) */
 typedef struct OpsCons {
@@ -64,6 +72,9 @@ static const char *const op_names[_OP_KIND_N] = {
 	[OP_KEY_EXPORT] = "export",   [OP_SIGN] = "sign",         [OP_VERIFY] = "verify",
 	[OP_VERIFY_BATCH] = "verify_batch", [OP_DH] = "dh",       [OP_LOCK] = "lock",
 	[OP_UNLOCK] = "unlock",       [OP_REKEY] = "rekey",       [OP_AUDIT] = "audit",
+	[OP_AGE_UNWRAP] = "age-unwrap", [OP_KEY_EXPORT_WRAPPED] = "export-wrapped",
+	/* opening the file is an unwrap; the import after it has its own line */
+	[OP_KEY_IMPORT_WRAPPED] = "age-unwrap",
 	[OP_AGENT_LIST] = "ssh-list", [OP_AGENT_SIGN] = "ssh-sign", [OP_AGENT_ADD] = "ssh-add",
 	[OP_AGENT_REMOVE] = "ssh-remove", [OP_AGENT_REMOVE_ALL] = "ssh-remove",
 };
@@ -81,6 +92,8 @@ static const char *result_name(ProtoError e)
 	case PROTO_E_WRONG_TYPE: return "wrong_type";
 	case PROTO_E_BUSY: return "busy";
 	case PROTO_E_INVALID_KEY: return "invalid_key";
+	case PROTO_E_NO_MATCH: return "no_match";
+	case PROTO_E_BAD_REQUEST: return "bad_request";
 	default: return "error";
 	}
 }
@@ -131,6 +144,9 @@ static const char *op_label(const Op *op)
 	case OP_KEY_IMPORT: return q->u.key_import.label;
 	case OP_SIGN: return q->u.sign.label;
 	case OP_DH: return q->u.dh.label;
+	case OP_AGE_UNWRAP: return q->u.age_unwrap.label;
+	case OP_KEY_EXPORT_WRAPPED: return q->u.key_export_wrapped.label;
+	case OP_KEY_IMPORT_WRAPPED: return q->u.key_import_wrapped.key; /* the key that opens it */
 	default: return NULL;
 	}
 }
@@ -764,6 +780,181 @@ static bool exe_unchanged(const Op *op, char *why, size_t why_len)
 	return same;
 }
 
+/* ---- age (docs/age.md) ---------------------------------------------------------- */
+
+/* age.unwrap, admitted and charged: the X25519 stanza opened with the key
+ * (sigild runs X25519, HKDF and the AEAD: the shared secret stays here) */
+static void age_unwrap(Ops *o, Op *op)
+{
+	const ProtoRequest *q = op->q;
+	Key *k = op->key;
+	int r = agefile_x25519_unwrap(op->resp.u.age_unwrap.file_key, k->secret->seed, q->u.age_unwrap.share,
+	                              q->u.age_unwrap.body, PROTO_AGE_BODY_LEN);
+
+	if (r == -EDOM) {
+		snprintf(op->why, sizeof(op->why), "small-order share");
+		finish(o, op, PROTO_E_INVALID_KEY, "the stanza's share has small order (the shared secret would be zero)");
+	} else if (r) {
+		/* the tag: the stanza was made for another key (or altered) */
+		sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
+		finish(o, op, PROTO_E_NO_MATCH, "the stanza does not open with key '%s' (not for this identity)",
+		       k->info.label);
+	} else {
+		finish(o, op, PROTO_OK, NULL);
+	}
+}
+
+/* the recipient of key.export_wrapped. Return: false when it is not an
+ * age X25519 recipient (@pk: its public key otherwise) */
+static bool age_recipient(const char *rcpt, uint8_t pk[AGEFILE_KEY_LEN + 1])
+{
+	char hrp[BECH32_HRP_MAX + 1];
+	size_t n = 0;
+
+	return bech32_decode(hrp, pk, AGEFILE_KEY_LEN + 1, &n, rcpt, strlen(rcpt)) == 0 && strcmp(hrp, "age") == 0 &&
+	       n == AGEFILE_KEY_LEN;
+}
+
+/* key.export_wrapped, admitted: the key (type, label, seed, policy) in an
+ * age file for the recipient; the seed never leaves sigild in clear */
+static void export_wrapped(Ops *o, Op *op)
+{
+	const ProtoRequest *q = op->q;
+	Key *key = op->key;
+	uint8_t pk[AGEFILE_KEY_LEN + 1];
+	AgeBuf pt = AGEBUF_NULL(pt), file = AGEBUF_NULL(file);
+	AgeKey *k;
+	int r;
+
+	if (!age_recipient(q->u.key_export_wrapped.recipient, pk)) {
+		finish(o, op, PROTO_E_BAD_REQUEST, "field 'recipient' is not an age X25519 recipient (age1...)");
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		finish(o, op, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	k->type = (uint8_t)key->info.type;
+	k->exportable = key->info.exportable;
+	memcpy(k->label, key->info.label, sizeof(k->label));
+	memcpy(k->seed, key->secret->seed, sizeof(k->seed));
+	r = policy_encode(k->policy, sizeof(k->policy), &key->policy);
+	if (r >= 0) {
+		k->policy_len = (size_t)r;
+		r = agefile_key_encode(&pt, k);
+	}
+	if (!r)
+		r = agefile_encrypt(&file, pk, pt.data, pt.len, q->u.key_export_wrapped.armor);
+	sodium_memzero(k, sizeof(*k));
+	free(k);
+	agefile_buf_deinit(&pt);
+	if (r == -EINVAL) {
+		snprintf(op->why, sizeof(op->why), "small-order recipient");
+		finish(o, op, PROTO_E_INVALID_KEY, "the recipient has small order");
+	} else if (r) {
+		finish(o, op, PROTO_E_INTERNAL, "cannot make the age file: %s", strerror(-r));
+	} else {
+		/* the op owns the file until ops_op_deinit() */
+		op->file = file.data;
+		op->file_len = file.cap;
+		op->resp.u.key_export_wrapped.file = (ProtoBytes){ file.data, file.len };
+		finish(o, op, PROTO_OK, NULL);
+	}
+}
+
+static void new_key(Ops *o, Op *op);
+
+/*
+ * key.import_wrapped: the file is opened with the X25519 key it names (an
+ * unwrap under that key's rules, audited age-unwrap), then the op becomes
+ * a key.import of the key the file held, owned by the caller.
+ */
+static void do_import_wrapped(Ops *o, Op *op)
+{
+	PolicyPeer pp = { .uid = op->peer->uid, .gid = op->peer->gid, .pid = op->peer->pid, .exe = op->peer->exe };
+	char why[PROTO_MESSAGE_MAX - 80], label[PROTO_LABEL_MAX + 1];
+	AgeBuf pt = AGEBUF_NULL(pt);
+	ProtoRequest *q;
+	OpsWrapped *w;
+	Key *k;
+	int r;
+
+	if (is_locked(o)) {
+		finish(o, op, PROTO_E_LOCKED, "sigild is locked: unlock it first");
+		return;
+	}
+	k = op_key(o, op, false);
+	if (!k)
+		return;
+	op->key = key_ref(k);
+	if (!k->secret) {
+		finish(o, op, PROTO_E_LOCKED, "key '%s' is not open: unlock sigild first", k->info.label);
+		return;
+	}
+	if (k->info.type != PROTO_KEY_X25519) {
+		finish(o, op, PROTO_E_WRONG_TYPE, "key '%s' is %s; age needs an x25519 key", k->info.label,
+		       proto_key_type_name(k->info.type));
+		return;
+	}
+	if (!policy_check(&k->policy, &k->use, PROTO_OP_AGE_UNWRAP, &pp, (int64_t)time(NULL), uv_now(o->loop), why,
+	                  sizeof(why)) ||
+	    !exe_unchanged(op, why, sizeof(why))) {
+		snprintf(op->why, sizeof(op->why), "%s", why);
+		finish(o, op, PROTO_E_DENIED, "key '%s': %s", k->info.label, why);
+		return;
+	}
+	if (!op->counted && !admit(o, op))
+		return;
+	/* the kept copy decoded its own frame: only the copy is rewritten */
+	op = defer(o, op);
+	if (!op)
+		return;
+	q = op->q;
+	if (!policy_charge(&k->policy, &k->use, uv_now(o->loop), why, sizeof(why))) {
+		snprintf(op->why, sizeof(op->why), "%s", why);
+		finish(o, op, PROTO_E_DENIED, "key '%s': %s", k->info.label, why);
+		return;
+	}
+	o->last_key_use_ms = uv_now(o->loop);
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		finish(o, op, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	op->wrapped = w;
+	r = agefile_decrypt(&pt, k->secret->seed, q->u.key_import_wrapped.file.data, q->u.key_import_wrapped.file.len);
+	if (!r && (agefile_key_decode(&w->key, pt.data, pt.len) || w->key.type > PROTO_KEY_X25519 ||
+	           policy_decode(&w->policy, w->key.policy, w->key.policy_len)))
+		r = -EPROTO;
+	agefile_buf_deinit(&pt);
+	if (r) {
+		const char *what = r == -ENOENT ? "the file is not for this key"
+		                   : r == -EBADMSG ? "the file was altered or truncated"
+		                   : r == -EPROTO  ? "the file holds no sigil key"
+		                   : r == -ENOMEM  ? "out of memory"
+		                                   : "not an age file";
+
+		snprintf(op->why, sizeof(op->why), "%s", what);
+		finish(o, op, r == -ENOMEM ? PROTO_E_INTERNAL : r == -ENOENT ? PROTO_E_NO_MATCH : PROTO_E_INVALID_KEY,
+		       "cannot open the age file with key '%s': %s", k->info.label, what);
+		return;
+	}
+	memcpy(label, q->u.key_import_wrapped.label, sizeof(label));
+	audit_op(op, k, NULL, PROTO_OK, label);
+	op->key = key_unref(op->key);
+	/* now a key.import of what the file holds, under the caller's label */
+	op->kind = OP_KEY_IMPORT;
+	q->method = PROTO_METHOD_KEY_IMPORT;
+	memset(&q->u.key_import, 0, sizeof(q->u.key_import));
+	q->u.key_import.type = (ProtoKeyType)w->key.type;
+	memcpy(q->u.key_import.label, label, sizeof(label));
+	q->u.key_import.seed = w->key.seed;
+	q->u.key_import.exportable = w->key.exportable;
+	q->u.key_import.policy = w->policy.set ? &w->policy : NULL;
+	new_key(o, op);
+}
+
 /* sign, dh, export and the agent's sign: the key's rules and constraints,
  * then (@confirmed or no confirm constraint) the operation */
 static void use_key(Ops *o, Op *op, bool confirmed)
@@ -771,7 +962,9 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 	Key *k = op->key;
 	const OpsCons *c = cons_of(k);
 	bool agent = op->kind == OP_AGENT_SIGN;
-	unsigned pop = op->kind == OP_DH ? PROTO_OP_DH : op->kind == OP_KEY_EXPORT ? 0 : PROTO_OP_SIGN;
+	bool export = op->kind == OP_KEY_EXPORT || op->kind == OP_KEY_EXPORT_WRAPPED;
+	unsigned pop = op->kind == OP_DH ? PROTO_OP_DH : op->kind == OP_AGE_UNWRAP ? PROTO_OP_AGE_UNWRAP
+	               : export ? 0 : PROTO_OP_SIGN;
 	PolicyPeer pp = { .uid = op->peer->uid, .gid = op->peer->gid, .pid = op->peer->pid, .exe = op->peer->exe };
 	char why[PROTO_MESSAGE_MAX - 80];
 
@@ -806,9 +999,14 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 			return;
 		}
 	}
-	if (op->kind == OP_KEY_EXPORT) {
+	if (export) {
 		if (!k->info.exportable) {
+			snprintf(op->why, sizeof(op->why), "rule exportable");
 			finish(o, op, PROTO_E_DENIED, "key '%s': rule exportable: the key is not exportable", k->info.label);
+			return;
+		}
+		if (op->kind == OP_KEY_EXPORT_WRAPPED) {
+			export_wrapped(o, op);
 			return;
 		}
 		memcpy(op->resp.u.key_export.seed, k->secret->seed, PROTO_KEY_LEN);
@@ -834,6 +1032,10 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 			return;
 		}
 		finish(o, op, PROTO_OK, NULL);
+		return;
+	}
+	if (op->kind == OP_AGE_UNWRAP) {
+		age_unwrap(o, op);
 		return;
 	}
 	{
@@ -879,9 +1081,10 @@ static void do_key_use(Ops *o, Op *op, ProtoKeyType want)
 		finish(o, op, PROTO_E_LOCKED, "key '%s' is not open: unlock sigild first", k->info.label);
 		return;
 	}
-	if (op->kind != OP_KEY_EXPORT && k->info.type != want) {
+	if (op->kind != OP_KEY_EXPORT && op->kind != OP_KEY_EXPORT_WRAPPED && k->info.type != want) {
 		finish(o, op, PROTO_E_WRONG_TYPE, "key '%s' is %s; %s needs an %s key", k->info.label,
-		       proto_key_type_name(k->info.type), op->kind == OP_DH ? "dh" : "sign", proto_key_type_name(want));
+		       proto_key_type_name(k->info.type), op->kind == OP_DH ? "dh" : op->kind == OP_AGE_UNWRAP ? "age" : "sign",
+		       proto_key_type_name(want));
 		return;
 	}
 	use_key(o, op, false);
@@ -947,7 +1150,8 @@ static void do_list(Ops *o, Op *op)
 
 /* ---- changing keys ------------------------------------------------------------ */
 
-static void do_new_key(Ops *o, Op *op)
+/* generate, import (admitted): the label reserved, the key made on the pool */
+static void new_key(Ops *o, Op *op)
 {
 	ProtoRequest *q = op->q;
 	bool gen = op->kind == OP_KEY_GENERATE;
@@ -956,8 +1160,6 @@ static void do_new_key(Ops *o, Op *op)
 	Key *key = NULL;
 	int r;
 
-	if (!admit(o, op))
-		return;
 	r = keystore_reserve(o->ks, label, gen ? q->u.key_generate.type : q->u.key_import.type,
 	                     gen ? q->u.key_generate.exportable : q->u.key_import.exportable, (uint32_t)op->peer->uid,
 	                     false, &key);
@@ -981,6 +1183,13 @@ static void do_new_key(Ops *o, Op *op)
 	op = defer(o, op);
 	if (op)
 		job_queue(o, op);
+}
+
+static void do_new_key(Ops *o, Op *op)
+{
+	if (!admit(o, op))
+		return;
+	new_key(o, op);
 }
 
 static void do_delete(Ops *o, Op *op)
@@ -1449,7 +1658,22 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 		do_key_use(o, op, PROTO_KEY_ED25519);
 		break;
 	case OP_DH:
+	case OP_AGE_UNWRAP:
 		do_key_use(o, op, PROTO_KEY_X25519);
+		break;
+	case OP_KEY_EXPORT_WRAPPED: {
+		uint8_t pk[AGEFILE_KEY_LEN + 1];
+
+		if (!age_recipient(op->q->u.key_export_wrapped.recipient, pk)) {
+			snprintf(op->why, sizeof(op->why), "recipient");
+			finish(o, op, PROTO_E_BAD_REQUEST, "field 'recipient' is not an age X25519 recipient (age1...)");
+			break;
+		}
+		do_key_use(o, op, PROTO_KEY_ED25519); /* (any type: not checked for exports) */
+		break;
+	}
+	case OP_KEY_IMPORT_WRAPPED:
+		do_import_wrapped(o, op);
 		break;
 	case OP_VERIFY: {
 		const ProtoRequest *q = op->q;
@@ -1534,6 +1758,8 @@ bool ops_submit(Ops *o, Op *op)
 	op->key = NULL;
 	op->valid = NULL;
 	op->list = NULL;
+	op->file = NULL;
+	op->wrapped = NULL;
 	op->next = NULL;
 	op->keystore_job = op->key_job = false;
 	op->why[0] = '\0';
@@ -1548,12 +1774,24 @@ void ops_op_deinit(Op *op)
 	op->valid = NULL;
 	free(op->list);
 	op->list = NULL;
+	if (op->file) {
+		sodium_memzero(op->file, op->file_len);
+		free(op->file);
+		op->file = NULL;
+	}
+	if (op->wrapped) {
+		sodium_memzero(op->wrapped, sizeof(*op->wrapped));
+		free(op->wrapped);
+		op->wrapped = NULL;
+	}
 	op->add.dest = agent_restrict_free(op->add.dest);
 	sigil_wipe(op->add.seed, sizeof(op->add.seed));
 	if (op->kind == OP_DH)
 		sigil_wipe(op->resp.u.dh.shared_secret, sizeof(op->resp.u.dh.shared_secret));
 	else if (op->kind == OP_KEY_EXPORT)
 		sigil_wipe(op->resp.u.key_export.seed, sizeof(op->resp.u.key_export.seed));
+	else if (op->kind == OP_AGE_UNWRAP)
+		sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
 }
 
 void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsigned workers,

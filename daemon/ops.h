@@ -60,6 +60,12 @@ typedef enum OpKind {
 	OP_UNLOCK,
 	OP_REKEY,
 	OP_AUDIT,
+	/* age (docs/age.md): an X25519 stanza opened with a key (audited
+	 * age-unwrap, the key's ops rule); a key written into an age file;
+	 * an age file opened with a key, then imported as a key.import */
+	OP_AGE_UNWRAP,
+	OP_KEY_EXPORT_WRAPPED,
+	OP_KEY_IMPORT_WRAPPED,
 	/* the ssh-agent socket's: keys by public key (op->pk), the
 	 * connection's session binds (op->session) apply */
 	OP_AGENT_LIST,
@@ -116,6 +122,9 @@ struct Op {
 	Key *key;
 	bool *valid;                 /* verify_batch */
 	ProtoKeyInfo *list;          /* key.list, agent list */
+	uint8_t *file;               /* key.export_wrapped: the age file (wiped, freed) */
+	size_t file_len;
+	struct OpsWrapped *wrapped;  /* key.import_wrapped: what the file held (secret: wiped, freed) */
 	int r;
 	size_t cost;
 	bool counted;                /* in the in-flight figures */
