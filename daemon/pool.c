@@ -4,7 +4,10 @@
  *
  * One queue, taken by every worker: a mutex and a condition variable, with
  * the counts of workers that poll (n_spinning) and that sleep (n_sleeping)
- * kept under the mutex. The loop thread appends a whole batch under one
+ * kept under the mutex. At most CPUs - 1 idle workers poll at a time (the
+ * others sleep at once): pollers that outnumber the free CPUs take the CPU
+ * the loop thread needs to collect their results (measured: pool-bench,
+ * docs/throughput.md). The loop thread appends a whole batch under one
  * lock (pool_kick) and signals the condition variable only when no worker
  * polls; a polling worker sees the batch through the atomic `queued` count
  * and takes the mutex. A worker always looks at the queue under the mutex
@@ -53,6 +56,7 @@ struct Pool {
 	_Atomic(PoolJob *) finished; /* stack of finished jobs, newest first */
 	/* set at creation */
 	uint64_t spin_ns;
+	unsigned max_spinning; /* CPUs - 1: a poller never takes the loop thread's CPU */
 	unsigned n_workers;
 	unsigned n_started;
 	pthread_t *threads;
@@ -154,7 +158,7 @@ static void *pool_worker(void *arg)
 		}
 		if (atomic_load_explicit(&p->stopping, memory_order_relaxed))
 			break;
-		if (p->spin_ns) {
+		if (p->spin_ns && p->n_spinning < p->max_spinning) {
 			p->n_spinning++;
 			pthread_mutex_unlock(&p->lock);
 			pool_spin(p);
@@ -222,6 +226,7 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
 	p->loop = loop;
 	p->n_workers = n_workers;
 	p->spin_ns = cpus > 1 ? (uint64_t)spin_us * 1000 : 0;
+	p->max_spinning = cpus - 1;
 	atomic_init(&p->queued, 0);
 	atomic_init(&p->stopping, false);
 	atomic_init(&p->finished, NULL);

@@ -11,7 +11,8 @@
  * The loop thread queues jobs with pool_submit() (no lock, no system call)
  * and hands everything queued over with pool_kick(), once per loop
  * iteration: one lock and at most one thread wake-up per batch. An idle
- * worker spins for spin_us on the empty queue before it sleeps, so that a
+ * worker spins for spin_us on the empty queue before it sleeps (at most
+ * CPUs - 1 of them at a time; the others sleep at once), so that a
  * batch that follows soon costs no wake-up at all (waking a halted vCPU
  * costs 20-40 us on the VM sigild is measured on, docs/throughput.md). A
  * worker that takes a job and sees more queued wakes one more sleeper, so
