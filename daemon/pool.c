@@ -57,6 +57,7 @@ struct Pool {
 	/* set at creation */
 	uint64_t spin_ns;
 	unsigned max_spinning; /* CPUs - 1: a poller never takes the loop thread's CPU */
+	atomic_bool spin_yield; /* sched_yield() between polls (pool_set_spin_yield) */
 	unsigned n_workers;
 	unsigned n_started;
 	pthread_t *threads;
@@ -137,6 +138,8 @@ static void pool_spin(Pool *p)
 		}
 		if (pool_now_ns() >= until)
 			return;
+		if (atomic_load_explicit(&p->spin_yield, memory_order_relaxed))
+			sched_yield(); /* a thread woken onto this CPU runs first */
 	}
 }
 
@@ -229,6 +232,7 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
 	p->max_spinning = cpus - 1;
 	atomic_init(&p->queued, 0);
 	atomic_init(&p->stopping, false);
+	atomic_init(&p->spin_yield, false);
 	atomic_init(&p->finished, NULL);
 	r = pthread_mutex_init(&p->lock, NULL);
 	if (r) {
@@ -280,6 +284,11 @@ void pool_free(Pool *p)
 	pool_reap(p);
 	assert(p->pending == 0);
 	uv_close((uv_handle_t *)&p->async, pool_on_close);
+}
+
+void pool_set_spin_yield(Pool *p, bool yield)
+{
+	atomic_store_explicit(&p->spin_yield, yield, memory_order_relaxed);
 }
 
 unsigned pool_workers(const Pool *p)

@@ -32,6 +32,7 @@
 #define SIGIL_DAEMON_POOL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -87,6 +88,14 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
  * more (as at any shutdown of libuv handles).
  */
 void pool_free(Pool *p);
+
+/* whether a polling worker calls sched_yield() between its polls (default
+ * false). Meant for a thread woken onto the poller's CPU (the loop, by the
+ * worker's uv_async_send); measured (pool-bench, docs/throughput.md) it
+ * helps a loop that blocks a little and ruins a loop that polls too: CFS
+ * then runs the polling loop for a whole slice (3-4 ms a job) while the
+ * job waits. Kept for that A/B; sigild should leave it off. */
+void pool_set_spin_yield(Pool *p, bool yield);
 
 /* the number of worker threads */
 unsigned pool_workers(const Pool *p);

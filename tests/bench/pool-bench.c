@@ -6,8 +6,8 @@
  *
  * Not a test (speed is never asserted). One process, one libuv loop
  * thread that submits and collects, as sigild's would. Configurations:
- * - via: the pool with workers that spin (spin_us, default 50) or sleep
- *   at once (0), uv_queue_work (UV_THREADPOOL_SIZE = workers), or inline
+ * - via: the pool with workers that spin (spin_us, default 50; with and
+ *   without sched_yield between polls) or sleep at once (0), uv_queue_work (UV_THREADPOOL_SIZE = workers), or inline
  *   (the job runs on the loop thread: what sigild does today for sign);
  * - the loop blocks between wake-ups (uv_run ONCE) or polls (uv_run
  *   NOWAIT, as sigild's busy_poll_us does while requests come);
@@ -42,7 +42,7 @@
 #define WINDOW_MAX 64
 #define ROUNDS_MAX 64
 
-typedef enum { VIA_POOL_SPIN, VIA_POOL_SLEEP, VIA_UV, VIA_INLINE } Via;
+typedef enum { VIA_POOL_SPIN, VIA_POOL_SLEEP, VIA_UV, VIA_INLINE, VIA_POOL_SPIN_NOYIELD } Via;
 
 typedef struct Cfg {
 	const char *name;
@@ -65,7 +65,7 @@ typedef struct BJob {
 
 struct Bench {
 	uv_loop_t loop;
-	Pool *pool_spin, *pool_sleep;
+	Pool *pool_spin, *pool_sleep, *pool_noyield;
 	const Cfg *cfg;
 	BJob jobs[WINDOW_MAX];
 	unsigned outstanding;
@@ -143,7 +143,7 @@ static void bench_after_cb(uv_work_t *w, int status)
 static void window_start(Bench *b)
 {
 	const Cfg *c = b->cfg;
-	Pool *p = c->via == VIA_POOL_SPIN ? b->pool_spin : b->pool_sleep;
+	Pool *p = c->via == VIA_POOL_SPIN ? b->pool_spin : c->via == VIA_POOL_SLEEP ? b->pool_sleep : b->pool_noyield;
 
 	if (now_ns(CLOCK_MONOTONIC) >= b->deadline_ns) {
 		b->stop = true;
@@ -216,18 +216,72 @@ static void print_fig(const double *v, unsigned n)
 	printf(" %.2f [%.2f .. %.2f] |", med / 1000, lo / 1000, hi / 1000);
 }
 
+/* ---- verify_batch of BATCH_N signatures: split, against one worker ---- */
+
+#define BATCH_N 4096
+
+typedef struct BatchBench {
+	PoolVerifyBatch vb;
+	bool done;
+} BatchBench;
+
+static sigil_ed25519_item batch_items[BATCH_N];
+static int batch_valid[BATCH_N];
+
+static void batch_make(void)
+{
+	static uint8_t pk[8][32], sig[BATCH_N][64], msg[BATCH_N][64];
+	uint8_t sk[8][64], seed[32] = { 0 };
+
+	for (int k = 0; k < 8; k++) {
+		seed[0] = (uint8_t)(k + 10);
+		sigil_ed25519_keypair_from_seed(pk[k], sk[k], seed);
+	}
+	for (unsigned i = 0; i < BATCH_N; i++) {
+		memset(msg[i], (int)i, sizeof msg[i]);
+		msg[i][0] = (uint8_t)(i >> 8);
+		sigil_ed25519_sign(sig[i], msg[i], sizeof msg[i], sk[i % 8]);
+		batch_items[i] = (sigil_ed25519_item){ pk[i % 8], sig[i], msg[i], sizeof msg[i] };
+	}
+	sigil_wipe(sk, sizeof sk);
+}
+
+static void batch_done(PoolJob *j)
+{
+	((BatchBench *)j)->done = true;
+}
+
+/* wall ns of one verify_batch of BATCH_N through p (the loop waits) */
+static double batch_once(uv_loop_t *loop, Pool *p)
+{
+	BatchBench bb = { .vb = { .job = POOL_JOB_INIT(NULL, batch_done), .valid = batch_valid,
+		                  .items = batch_items, .n = BATCH_N, .policy = SIGIL_ED25519_ZIP215 } };
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
+	pool_verify_batch(p, &bb.vb);
+	pool_kick(p);
+	while (!bb.done)
+		uv_run(loop, UV_RUN_ONCE);
+	if (pool_verify_batch_result(&bb.vb) != 0) {
+		fprintf(stderr, "pool-bench: verify_batch failed on valid signatures\n");
+		exit(1);
+	}
+	return (double)(now_ns(CLOCK_MONOTONIC) - t0);
+}
+
 static Cfg cfgs[64];
 static unsigned n_cfgs;
 
 static void add(Via via, bool poll, bool sign, unsigned window, bool kick_each)
 {
-	static const char *const vias[] = { "pool spin", "pool sleep", "uv_queue_work", "inline" };
+	static const char *const vias[] = { "pool spin + yield", "pool sleep", "uv_queue_work", "inline",
+		                            "pool spin, no yield" };
 	static char names[64][96];
 	Cfg *c = &cfgs[n_cfgs];
 
 	snprintf(names[n_cfgs], sizeof names[0], "%s, %s, %s, window %u%s", vias[via],
 	         via == VIA_INLINE ? "-" : poll ? "loop polls" : "loop blocks", sign ? "sign" : "empty", window,
-	         window > 1 && (via == VIA_POOL_SPIN || via == VIA_POOL_SLEEP) ?
+	         window > 1 && via != VIA_UV && via != VIA_INLINE ?
 	                 (kick_each ? ", kick per job" : ", one kick") : "");
 	*c = (Cfg){ .name = names[n_cfgs], .via = via, .loop_poll = poll, .sign = sign, .window = window,
 		    .kick_each = kick_each };
@@ -261,8 +315,10 @@ int main(int argc, char **argv)
 	if (uv_loop_init(&b->loop) < 0)
 		return 1;
 	if (pool_new(&b->pool_spin, &b->loop, workers, spin_us) < 0 ||
-	    pool_new(&b->pool_sleep, &b->loop, workers, 0) < 0)
+	    pool_new(&b->pool_sleep, &b->loop, workers, 0) < 0 ||
+	    pool_new(&b->pool_noyield, &b->loop, workers, spin_us) < 0)
 		return 1;
+	pool_set_spin_yield(b->pool_spin, true); /* "pool spin": with sched_yield */
 	workers = pool_workers(b->pool_spin);
 	snprintf(env, sizeof env, "%u", workers);
 	setenv("UV_THREADPOOL_SIZE", env, 1); /* before libuv's pool starts */
@@ -276,15 +332,38 @@ int main(int argc, char **argv)
 		add(VIA_INLINE, false, sign, 1, false);
 		for (int poll = 0; poll < 2; poll++) {
 			add(VIA_POOL_SPIN, poll, sign, 1, false);
+			add(VIA_POOL_SPIN_NOYIELD, poll, sign, 1, false);
 			add(VIA_POOL_SLEEP, poll, sign, 1, false);
 			add(VIA_UV, poll, sign, 1, false);
 		}
 		for (int poll = 0; poll < 2; poll++) {
 			add(VIA_POOL_SPIN, poll, sign, 16, false);
 			add(VIA_POOL_SPIN, poll, sign, 16, true);
+			add(VIA_POOL_SPIN_NOYIELD, poll, sign, 16, false);
 			add(VIA_POOL_SLEEP, poll, sign, 16, false);
 			add(VIA_UV, poll, sign, 16, false);
 		}
+	}
+
+	/* verify_batch: the pool's workers against a pool of one, interleaved */
+	Pool *pool_one;
+	double batch_n[ROUNDS_MAX], batch_1[ROUNDS_MAX], batch_ratio[ROUNDS_MAX];
+
+	if (pool_new(&pool_one, &b->loop, 1, spin_us) < 0)
+		return 1;
+	batch_make();
+	batch_once(&b->loop, b->pool_noyield);
+	batch_once(&b->loop, pool_one);
+	for (unsigned r = 0; r < rounds; r++) {
+		double x = 0, y = 0;
+
+		for (int i = 0; i < 3; i++) {
+			x += batch_once(&b->loop, r % 2 ? b->pool_noyield : pool_one);
+			y += batch_once(&b->loop, r % 2 ? pool_one : b->pool_noyield);
+		}
+		batch_n[r] = (r % 2 ? x : y) / 3;
+		batch_1[r] = (r % 2 ? y : x) / 3;
+		batch_ratio[r] = batch_n[r] / batch_1[r] * 1000; /* print_fig divides by 1000 */
 	}
 
 	/* warm up every configuration once (threads started, caches) */
@@ -305,8 +384,20 @@ int main(int argc, char **argv)
 		print_fig(cfgs[k].proc_cpu, rounds);
 		printf("\n");
 	}
+	printf("\n| verify_batch of %u signatures (zip215), wall ms | %u workers | 1 worker | ratio |\n|---|---:|---:|---:|\n| median [min .. max] |",
+	       BATCH_N, workers);
+	for (unsigned r = 0; r < rounds; r++) {
+		batch_n[r] /= 1000;
+		batch_1[r] /= 1000;
+	}
+	print_fig(batch_n, rounds);
+	print_fig(batch_1, rounds);
+	print_fig(batch_ratio, rounds);
+	printf("\n");
+	pool_free(pool_one);
 	pool_free(b->pool_spin);
 	pool_free(b->pool_sleep);
+	pool_free(b->pool_noyield);
 	uv_run(&b->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&b->loop);
 	sigil_wipe(&bench_key, sizeof bench_key);
