@@ -278,6 +278,90 @@ static void test_split_parallel(void **state)
 	}
 }
 
+/* ---- a long job holds up no other ------------------------------------- */
+
+typedef struct HolJob {
+	PoolJob job;
+	atomic_bool *gate;     /* the long job waits until the loop opens it */
+	unsigned *short_done;  /* the short jobs' done() count */
+	unsigned n_short;
+	bool long_done;
+} HolJob;
+
+static void hol_long_run(PoolJob *j, unsigned part, unsigned n_parts)
+{
+	HolJob *h = (HolJob *)j;
+
+	(void)part;
+	(void)n_parts;
+	while (!atomic_load(h->gate))
+		sched_yield();
+}
+
+static void hol_long_done(PoolJob *j)
+{
+	((HolJob *)j)->long_done = true;
+}
+
+static void hol_short_run(PoolJob *j, unsigned part, unsigned n_parts)
+{
+	(void)j;
+	(void)part;
+	(void)n_parts;
+}
+
+static void hol_short_done(PoolJob *j)
+{
+	HolJob *h = (HolJob *)j;
+
+	assert_false(atomic_load(h->gate)); /* before the long job was let go */
+	if (++*h->short_done == h->n_short)
+		atomic_store(h->gate, true);
+}
+
+/* a job that runs until every job queued after it is done (a 32 MiB
+ * verify): with another worker free they all finish meanwhile; a pool
+ * that queued some of them behind the long one would hang here (meson's
+ * timeout fails it) */
+static void test_long_job_holds_up_none(void **state)
+{
+	enum { N = 500 };
+	static const unsigned workers[] = { 2, 3 };
+
+	(void)state;
+	for (size_t w = 0; w < sizeof workers / sizeof workers[0]; w++) {
+		for (int spin = 0; spin < 2; spin++) {
+			atomic_bool gate = false;
+			unsigned short_done = 0;
+			HolJob big = { .job = POOL_JOB_INIT(hol_long_run, hol_long_done), .gate = &gate };
+			HolJob *small = calloc(N, sizeof *small);
+			uv_loop_t loop;
+			Pool *p;
+
+			assert_non_null(small);
+			assert_int_equal(uv_loop_init(&loop), 0);
+			assert_int_equal(pool_new(&p, &loop, workers[w], spin ? 50 : 0), 0);
+			pool_submit(p, &big.job);
+			pool_kick(p);
+			for (unsigned i = 0; i < N; i++) {
+				small[i] = (HolJob){ .job = POOL_JOB_INIT(hol_short_run, hol_short_done),
+					             .gate = &gate, .short_done = &short_done, .n_short = N };
+				pool_submit(p, &small[i].job);
+				if (i % 10 == 9)
+					pool_kick(p);
+			}
+			pool_kick(p);
+			assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+			assert_int_equal(short_done, N);
+			assert_true(big.long_done);
+			pool_free(p);
+			assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+			assert_int_equal(uv_loop_close(&loop), 0);
+			free(small);
+		}
+	}
+}
+
 /* ---- shutdown with jobs queued ---------------------------------------- */
 
 typedef struct SlowJob {
@@ -628,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_storm_split),
 		cmocka_unit_test(test_workers_default),
 		cmocka_unit_test(test_split_parallel),
+		cmocka_unit_test(test_long_job_holds_up_none),
 		cmocka_unit_test(test_free_with_jobs_queued),
 		cmocka_unit_test(test_idle_pool),
 		cmocka_unit_test(test_chain),
