@@ -269,6 +269,39 @@ static double batch_once(uv_loop_t *loop, Pool *p)
 	return (double)(now_ns(CLOCK_MONOTONIC) - t0);
 }
 
+/* the machine's CPU ticks from /proc/stat: all, and idle + iowait */
+static int machine_ticks(unsigned long long *total, unsigned long long *idle)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (f == NULL)
+		return -1;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+	               &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return -1;
+	*total = 0;
+	for (int i = 0; i < 8; i++)
+		*total += v[i];
+	*idle = v[3] + v[4];
+	return 0;
+}
+
+static void loadavg(char *out, size_t n)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	out[0] = 0;
+	if (f) {
+		if (fgets(out, (int)n, f) == NULL)
+			out[0] = 0;
+		fclose(f);
+	}
+	out[strcspn(out, "\n")] = 0;
+}
+
 static Cfg cfgs[64];
 static unsigned n_cfgs;
 
@@ -345,6 +378,12 @@ int main(int argc, char **argv)
 		}
 	}
 
+	unsigned long long tot0 = 0, idle0 = 0, tot1 = 0, idle1 = 0;
+	char load0[64], load1[64];
+
+	loadavg(load0, sizeof load0);
+	machine_ticks(&tot0, &idle0);
+
 	/* verify_batch: the pool's workers against a pool of one, interleaved */
 	Pool *pool_one;
 	double batch_n[ROUNDS_MAX], batch_1[ROUNDS_MAX], batch_ratio[ROUNDS_MAX];
@@ -373,8 +412,12 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < n_cfgs; k++)
 			run_cfg(b, &cfgs[(k + r * 5) % n_cfgs], r, ms);
 
+	machine_ticks(&tot1, &idle1);
+	loadavg(load1, sizeof load1);
 	printf("pool-bench: %u workers, spin_us %u, %u rounds of %u ms each, %ld CPUs online\n", workers,
 	       spin_us, rounds, ms, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("machine during the run (/proc/stat): %.0f%% idle; load average before %s, after %s\n",
+	       tot1 > tot0 ? 100.0 * (double)(idle1 - idle0) / (double)(tot1 - tot0) : -1.0, load0, load1);
 	printf("us per job, median [min .. max] of the rounds\n\n");
 	printf("| configuration | wall | loop thread CPU | process CPU |\n|---|---:|---:|---:|\n");
 	for (unsigned k = 0; k < n_cfgs; k++) {
