@@ -40,6 +40,8 @@ typedef struct Storm {
 	Pool *pool;
 	uv_loop_t loop;
 	uv_idle_t idle;
+	uv_check_t check;     /* reap: also collect from a check handle (a polling loop) */
+	bool reap;
 	pthread_t loop_thread;
 	StormJob *jobs;
 	unsigned n_jobs, submitted, finished;
@@ -104,9 +106,17 @@ static void storm_on_idle(uv_idle_t *h)
 		uv_idle_stop(h);
 }
 
+static void storm_on_check(uv_check_t *h)
+{
+	Storm *st = h->data;
+
+	pool_reap(st->pool);
+}
+
 static void storm(unsigned n_workers, unsigned spin_us, unsigned n_jobs, unsigned max_batch, bool split)
 {
-	Storm st = { .n_jobs = n_jobs, .max_batch = max_batch, .split = split };
+	Storm st = { .n_jobs = n_jobs, .max_batch = max_batch, .split = split,
+		     .reap = th_rand_below(2) == 0 };
 
 	st.jobs = calloc(n_jobs, sizeof *st.jobs);
 	st.order = calloc(n_jobs, sizeof *st.order);
@@ -128,6 +138,12 @@ static void storm(unsigned n_workers, unsigned spin_us, unsigned n_jobs, unsigne
 	uv_idle_init(&st.loop, &st.idle);
 	st.idle.data = &st;
 	uv_idle_start(&st.idle, storm_on_idle);
+	uv_check_init(&st.loop, &st.check);
+	st.check.data = &st;
+	if (st.reap) {
+		uv_check_start(&st.check, storm_on_check);
+		uv_unref((uv_handle_t *)&st.check);
+	}
 
 	/* the pool holds the loop while jobs are pending, and only then */
 	assert_int_equal(uv_run(&st.loop, UV_RUN_DEFAULT), 0);
@@ -164,6 +180,7 @@ static void storm(unsigned n_workers, unsigned spin_us, unsigned n_jobs, unsigne
 
 	pool_free(st.pool);
 	uv_close((uv_handle_t *)&st.idle, NULL);
+	uv_close((uv_handle_t *)&st.check, NULL);
 	assert_int_equal(uv_run(&st.loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&st.loop), 0);
 	free(st.jobs);
