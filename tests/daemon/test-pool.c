@@ -649,18 +649,20 @@ static void test_verify_batch_split(void **state)
 
 	for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
 		for (size_t b = 0; b < sizeof bads / sizeof bads[0]; b++) {
-			if (sizes[z] >= 1000 && b == 3)
-				continue; /* all bad: one item at a time, slow and nothing new */
+			/* large batches with few bad items: every bad item sends its
+			 * chunk item by item, slow (and slower under valgrind) */
+			if (sizes[z] >= 1000 && bads[b] != 1)
+				continue;
 			batch_make(&s, sizes[z], bads[b]);
 			batch_compare(&s, sizes[z], SIGIL_ED25519_ZIP215, pools, 5, &loop);
-			if (sizes[z] <= 700)
+			if (sizes[z] <= 300)
 				batch_compare(&s, sizes[z], SIGIL_ED25519_STRICT, pools, 5, &loop);
 		}
 	}
 	/* one bad item in a large batch, in each part of a 4-way split */
-	for (int pos = 0; pos < 8; pos++) {
+	for (int pos = 0; pos < 4; pos++) {
 		batch_make(&s, 4096, 0);
-		s.sig[pos * 512 + (int)th_rand_below(512)][5] ^= 0x10;
+		s.sig[pos * 1024 + (int)th_rand_below(1024)][5] ^= 0x10;
 		batch_compare(&s, 4096, SIGIL_ED25519_ZIP215, pools, 5, &loop);
 	}
 	for (unsigned w = 0; w < 5; w++)
