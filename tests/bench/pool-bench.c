@@ -14,6 +14,9 @@
  * - window W: W jobs are submitted, and the next W when all are done;
  *   with the pool, one pool_kick per window ("batched") or one after each
  *   job ("unbatched"); W = 1 is a round trip (a depth-1 client);
+ * - or 32 jobs kept in flight: each one done is resubmitted at once, and
+ *   the pool kicked once per loop iteration (a check handle): the steady
+ *   state of a loaded daemon;
  * - job: empty, or one sigil_ed25519_sign_expanded of 64 bytes.
  * Every configuration runs for --ms (default 200) per round; the rounds
  * (--rounds, default 7) interleave all configurations, the order rotating
@@ -51,6 +54,7 @@ typedef struct Cfg {
 	bool sign;
 	unsigned window;
 	bool kick_each;
+	bool pipeline; /* keep window jobs in flight: each done one is resubmitted */
 	double wall[ROUNDS_MAX], loop_cpu[ROUNDS_MAX], proc_cpu[ROUNDS_MAX];
 } Cfg;
 
@@ -65,6 +69,7 @@ typedef struct BJob {
 
 struct Bench {
 	uv_loop_t loop;
+	uv_check_t check; /* pipeline: one pool_kick per loop iteration */
 	Pool *pool_spin, *pool_sleep, *pool_noyield;
 	const Cfg *cfg;
 	BJob jobs[WINDOW_MAX];
@@ -104,13 +109,44 @@ static void bjob_compute(BJob *j, bool sign)
 
 static void window_start(Bench *b);
 
+static Pool *bench_pool(const Bench *b)
+{
+	const Cfg *c = b->cfg;
+
+	return c->via == VIA_POOL_SPIN ? b->pool_spin : c->via == VIA_POOL_SLEEP ? b->pool_sleep : b->pool_noyield;
+}
+
+static void bench_work_cb(uv_work_t *w);
+static void bench_after_cb(uv_work_t *w, int status);
+
 static void bjob_finished(BJob *j)
 {
 	Bench *b = j->b;
 
 	b->n_done++;
-	if (--b->outstanding == 0)
-		window_start(b);
+	if (b->cfg->pipeline && now_ns(CLOCK_MONOTONIC) < b->deadline_ns) {
+		if (b->cfg->via == VIA_UV) {
+			if (uv_queue_work(&b->loop, &j->work, bench_work_cb, bench_after_cb) < 0)
+				abort();
+		} else {
+			pool_submit(bench_pool(b), &j->job); /* kicked by the check handle */
+		}
+		return;
+	}
+	if (--b->outstanding == 0) {
+		if (b->cfg->pipeline)
+			b->stop = true;
+		else
+			window_start(b);
+	}
+}
+
+static void bench_on_check(uv_check_t *h)
+{
+	Bench *b = h->data;
+
+	if (b->cfg && b->cfg->pipeline && b->cfg->via != VIA_UV)
+		pool_kick(bench_pool(b));
 }
 
 static void pool_run_cb(PoolJob *pj, unsigned part, unsigned n_parts)
@@ -143,7 +179,7 @@ static void bench_after_cb(uv_work_t *w, int status)
 static void window_start(Bench *b)
 {
 	const Cfg *c = b->cfg;
-	Pool *p = c->via == VIA_POOL_SPIN ? b->pool_spin : c->via == VIA_POOL_SLEEP ? b->pool_sleep : b->pool_noyield;
+	Pool *p = bench_pool(b);
 
 	if (now_ns(CLOCK_MONOTONIC) >= b->deadline_ns) {
 		b->stop = true;
@@ -305,20 +341,26 @@ static void loadavg(char *out, size_t n)
 static Cfg cfgs[64];
 static unsigned n_cfgs;
 
-static void add(Via via, bool poll, bool sign, unsigned window, bool kick_each)
+static void add_cfg(Via via, bool poll, bool sign, unsigned window, bool kick_each, bool pipeline)
 {
 	static const char *const vias[] = { "pool spin + yield", "pool sleep", "uv_queue_work", "inline",
 		                            "pool spin, no yield" };
 	static char names[64][96];
 	Cfg *c = &cfgs[n_cfgs];
 
-	snprintf(names[n_cfgs], sizeof names[0], "%s, %s, %s, window %u%s", vias[via],
-	         via == VIA_INLINE ? "-" : poll ? "loop polls" : "loop blocks", sign ? "sign" : "empty", window,
-	         window > 1 && via != VIA_UV && via != VIA_INLINE ?
+	snprintf(names[n_cfgs], sizeof names[0], "%s, %s, %s, %s %u%s", vias[via],
+	         via == VIA_INLINE ? "-" : poll ? "loop polls" : "loop blocks", sign ? "sign" : "empty",
+	         pipeline ? "in flight" : "window", window,
+	         window > 1 && !pipeline && via != VIA_UV && via != VIA_INLINE ?
 	                 (kick_each ? ", kick per job" : ", one kick") : "");
 	*c = (Cfg){ .name = names[n_cfgs], .via = via, .loop_poll = poll, .sign = sign, .window = window,
-		    .kick_each = kick_each };
+		    .kick_each = kick_each, .pipeline = pipeline };
 	n_cfgs++;
+}
+
+static void add(Via via, bool poll, bool sign, unsigned window, bool kick_each)
+{
+	add_cfg(via, poll, sign, window, kick_each, false);
 }
 
 int main(int argc, char **argv)
@@ -347,6 +389,10 @@ int main(int argc, char **argv)
 	sigil_ed25519_expand(&bench_key, seed);
 	if (uv_loop_init(&b->loop) < 0)
 		return 1;
+	uv_check_init(&b->loop, &b->check);
+	b->check.data = b;
+	uv_check_start(&b->check, bench_on_check);
+	uv_unref((uv_handle_t *)&b->check);
 	if (pool_new(&b->pool_spin, &b->loop, workers, spin_us) < 0 ||
 	    pool_new(&b->pool_sleep, &b->loop, workers, 0) < 0 ||
 	    pool_new(&b->pool_noyield, &b->loop, workers, spin_us) < 0)
@@ -375,6 +421,13 @@ int main(int argc, char **argv)
 			add(VIA_POOL_SPIN_NOYIELD, poll, sign, 16, false);
 			add(VIA_POOL_SLEEP, poll, sign, 16, false);
 			add(VIA_UV, poll, sign, 16, false);
+		}
+		/* the steady state of a loaded daemon: 32 jobs always in flight,
+		 * each done one resubmitted, one kick per loop iteration */
+		for (int poll = 0; poll < 2; poll++) {
+			add_cfg(VIA_POOL_SLEEP, poll, sign, 32, false, true);
+			add_cfg(VIA_POOL_SPIN_NOYIELD, poll, sign, 32, false, true);
+			add_cfg(VIA_UV, poll, sign, 32, false, true);
 		}
 	}
 
@@ -441,6 +494,7 @@ int main(int argc, char **argv)
 	pool_free(b->pool_spin);
 	pool_free(b->pool_sleep);
 	pool_free(b->pool_noyield);
+	uv_close((uv_handle_t *)&b->check, NULL);
 	uv_run(&b->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&b->loop);
 	sigil_wipe(&bench_key, sizeof bench_key);
