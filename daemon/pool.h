@@ -85,7 +85,7 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
  * all of them (pthread_join of the workers once the queue is empty), then
  * calls their done() in completion order. The pool's memory is released by
  * the close callback of its async handle: the caller runs the loop once
- * more (as at any shutdown of libuv handles).
+ * more (as at any shutdown of libuv handles). Not from a done() callback.
  */
 void pool_free(Pool *p);
 
