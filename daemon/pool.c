@@ -296,6 +296,11 @@ unsigned pool_workers(const Pool *p)
 	return p->n_workers;
 }
 
+unsigned pool_spin_us(const Pool *p)
+{
+	return (unsigned)(p->spin_ns / 1000);
+}
+
 size_t pool_pending(const Pool *p)
 {
 	return p->pending;

@@ -100,6 +100,9 @@ void pool_set_spin_yield(Pool *p, bool yield);
 /* the number of worker threads */
 unsigned pool_workers(const Pool *p);
 
+/* how long an idle worker polls, in us: spin_us, or 0 on one CPU */
+unsigned pool_spin_us(const Pool *p);
+
 /* jobs submitted whose done() has not run yet (the loop thread's count) */
 size_t pool_pending(const Pool *p);
 

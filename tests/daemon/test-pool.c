@@ -239,6 +239,43 @@ static void test_workers_default(void **state)
 	storm(0, 50, 2000, 10, true);
 }
 
+/* on one CPU: one worker by default, no polling, and everything works */
+static void test_one_cpu(void **state)
+{
+	cpu_set_t all, one;
+	uv_loop_t loop;
+	Pool *p;
+
+	(void)state;
+	th_rng_reset("one cpu");
+	assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(pool_new(&p, &loop, 0, 50), 0);
+	assert_int_equal(pool_workers(p), 1);
+	assert_int_equal(pool_spin_us(p), 0);
+	pool_free(p);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	storm(0, 50, 3000, 20, true);
+	storm(3, 50, 3000, 20, true);
+	assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+	if (CPU_COUNT(&all) > 1) { /* and polling is back with more CPUs */
+		assert_int_equal(uv_loop_init(&loop), 0);
+		assert_int_equal(pool_new(&p, &loop, 2, 50), 0);
+		assert_int_equal(pool_spin_us(p), 50);
+		pool_free(p);
+		assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+		assert_int_equal(uv_loop_close(&loop), 0);
+	}
+}
+
 /* ---- split parts run at the same time --------------------------------- */
 
 typedef struct BarrierJob {
@@ -730,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_storm_many_workers),
 		cmocka_unit_test(test_storm_split),
 		cmocka_unit_test(test_workers_default),
+		cmocka_unit_test(test_one_cpu),
 		cmocka_unit_test(test_split_parallel),
 		cmocka_unit_test(test_long_job_holds_up_none),
 		cmocka_unit_test(test_free_with_jobs_queued),
