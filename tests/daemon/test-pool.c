@@ -29,7 +29,7 @@ typedef struct StormJob {
 	unsigned id;
 	unsigned n_parts;
 	atomic_uint part_runs[8]; /* runs of each part */
-	pthread_t worker;         /* the worker of the last part run */
+	pthread_t worker;         /* the worker that ran it (jobs in one part) */
 	uint64_t finish_ticket;   /* per worker: its count of parts run before this one */
 	atomic_bool on_loop;      /* a run() on the loop thread (wrong) */
 	uint64_t work;            /* something for run() to compute */
@@ -50,7 +50,6 @@ typedef struct Storm {
 	unsigned *order;      /* done() order: job ids */
 	unsigned *done_calls;
 	bool bad_thread;      /* done() off the loop thread */
-	unsigned max_reaped;  /* most done() calls in one pool_reap */
 } Storm;
 
 static _Thread_local uint64_t tl_runs; /* parts run by this worker */
