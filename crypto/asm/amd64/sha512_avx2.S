@@ -103,6 +103,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	mov	r12, rbx
 	xor	r12, rcx                                   /* b ^ c */
 	lea	rsi, [rip + .Lsha512_k2]
+	.p2align	6
 .Lsha512_a:
 	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
 	andn	r15, r8, r10                              /* ~e & g */
@@ -1086,6 +1087,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbp, [rsp + 32]                            /* W + K cursor */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* b ^ c */
+	.p2align	6
 .Lsha512_b:
 	add	r11, qword ptr [rbp + 16]                  /* round 0: h + W_0 + K_0 */
 	andn	r15, r8, r10                              /* ~e & g */

@@ -125,7 +125,10 @@ class Out:
     def note(self, text):
         self.lines.append("\t/* " + text + " */")
 
-    def label(self, name):
+    def label(self, name, align=False):
+        """A label; align: at the start of a 64-byte line (loop heads)."""
+        if align:
+            self.lines.append("\t.p2align\t6")
         self.lines.append(name + ":")
 
     def blank(self):
@@ -334,7 +337,7 @@ def gen(o):
     o.note("rbp = W + K entry 8i, rsi = the K pairs of entry 8i")
     block_start(o)
     o.ins("lea", KP, "[rip + .Lsha512_k2]")
-    o.label(".Lsha512_a")
+    o.label(".Lsha512_a", True)
     vec = []
     for k in range(8, 16):
         vec += sched_step(k, k)
@@ -352,7 +355,7 @@ def gen(o):
     o.blank()
     o.note("block B: 80 rounds by 16 from the high lanes of W + K")
     block_start(o)
-    o.label(".Lsha512_b")
+    o.label(".Lsha512_b", True)
     rounds16(o, 0, 1)
     o.ins("add", WKP, "256")
     o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES))
