@@ -24,7 +24,7 @@ output says what it computes):
      d the new e) run A's 80 rounds, the schedule steps 8..39 spread over
      rounds 0..63 (the vector units are otherwise idle; eight steps in
      each pass of a loop of 16 rounds), then rounds 64..79, then B's 80
-     rounds (a loop of 16) from the high lanes of the same W + K array. A
+     rounds (a loop of 8) from the high lanes of the same W + K array. A
      lone last block takes the same path with B = A, and only A's rounds.
      The loops keep the code (about 7 KiB) within the micro-op cache (the
      whole 160 rounds unrolled are about 22 KiB, which overflow it).
@@ -253,14 +253,18 @@ def emit(o, lst):
 
 
 def rounds16(o, t0, lane, vector=()):
-    """Rounds t0 .. t0+15 of block lane, from W + K cursor entries 0..7, with
-    the vector instructions spread over them. The variables and the round
-    registers end where they started (16 = 2 * 8; the roles of bc and z
-    swap every round)."""
+    rounds_n(o, 16, t0, lane, vector)
+
+
+def rounds_n(o, n, t0, lane, vector=()):
+    """Rounds t0 .. t0+n-1 of block lane (n a multiple of 8), from W + K
+    cursor entries 0 .. n/2-1, with the vector instructions spread over
+    them. The variables and the round registers end where they started
+    (n = 8 m, even: the roles of bc and z swap every round)."""
     v = list(VARS)
     regs = list(ROUND_REGS)
     lst = []
-    for i in range(16):
+    for i in range(n):
         lst.append(rnd(t0 + i, v, regs, lane, i // 2))
         v = rotate(v)
         regs = [regs[3], regs[1], regs[2], regs[0]]
@@ -353,14 +357,14 @@ def gen(o):
     o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
     o.ins("je", ".Lsha512_done", comment="a lone last block (public)")
     o.blank()
-    o.note("block B: 80 rounds by 16 from the high lanes of W + K")
+    o.note("block B: 80 rounds by 8 from the high lanes of W + K")
     block_start(o)
     o.label(".Lsha512_b", True)
-    rounds16(o, 0, 1)
-    o.ins("add", WKP, "256")
+    rounds_n(o, 8, 0, 1)
+    o.ins("add", WKP, "128")
     o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES))
     o.ins("cmp", WKP, x)
-    o.ins("jne", ".Lsha512_b", comment="5 times (public)")
+    o.ins("jne", ".Lsha512_b", comment="10 times (public)")
     block_end(o)
     o.ins("add", "qword ptr [rsp + %d], 256" % INP)
     o.ins("sub", "qword ptr [rsp + %d], 2" % LEFT)
