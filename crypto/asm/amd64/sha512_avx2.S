@@ -38,6 +38,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	.cfi_escape	0x0f, 0x05, 0x77, 0x00, 0x06, 0x23, 0x38 /* CFA = [rsp + 0] + 56 */
 	mov	qword ptr [rsp + 8], rdx                   /* blocks left */
 	mov	qword ptr [rsp + 16], rsi                  /* input */
+	mov	qword ptr [rsp + 24], rdi                  /* state */
 	vmovdqa	ymm12, ymmword ptr [rip + .Lsha512_rot8]
 	mov	rax, qword ptr [rdi + 0]
 	mov	rbx, qword ptr [rdi + 8]
@@ -48,1263 +49,2851 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	mov	r10, qword ptr [rdi + 48]
 	mov	r11, qword ptr [rdi + 56]
 
-.Lsha512_pair:
-	/* A at rsi; B at r12: the next block, or A again for a lone last block */
-	mov	rsi, qword ptr [rsp + 16]
-	lea	r12, [rsi + 128]
+	/* the first pair: X[0..7] and steps 8..23 before any round */
+	lea	rdi, [rsi + 128]
 	cmp	qword ptr [rsp + 8], 1
-	cmove	r12, rsi                                 /* one block left (public) */
-	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap]
-	/* X[0..7]: the first 16 words of A (low lanes) and B (high lanes), byte-swapped */
+	cmove	rdi, rsi                                 /* one block: B = A (public) */
+	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap] /* next pair: X[0..7] */
 	vmovdqu	xmm0, xmmword ptr [rsi + 0]            /* A: W_0, W_1 */
-	vinserti128	ymm0, ymm0, xmmword ptr [r12 + 0], 1 /* B: W_0, W_1 */
+	vinserti128	ymm0, ymm0, xmmword ptr [rdi + 0], 1 /* B: W_0, W_1 */
 	vpshufb	ymm0, ymm0, ymm11
 	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
 	vmovdqa	ymmword ptr [rsp + 32], ymm8
 	vmovdqu	xmm1, xmmword ptr [rsi + 16]           /* A: W_2, W_3 */
-	vinserti128	ymm1, ymm1, xmmword ptr [r12 + 16], 1 /* B: W_2, W_3 */
+	vinserti128	ymm1, ymm1, xmmword ptr [rdi + 16], 1 /* B: W_2, W_3 */
 	vpshufb	ymm1, ymm1, ymm11
 	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
 	vmovdqa	ymmword ptr [rsp + 64], ymm9
 	vmovdqu	xmm2, xmmword ptr [rsi + 32]           /* A: W_4, W_5 */
-	vinserti128	ymm2, ymm2, xmmword ptr [r12 + 32], 1 /* B: W_4, W_5 */
+	vinserti128	ymm2, ymm2, xmmword ptr [rdi + 32], 1 /* B: W_4, W_5 */
 	vpshufb	ymm2, ymm2, ymm11
 	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
 	vmovdqa	ymmword ptr [rsp + 96], ymm10
 	vmovdqu	xmm3, xmmword ptr [rsi + 48]           /* A: W_6, W_7 */
-	vinserti128	ymm3, ymm3, xmmword ptr [r12 + 48], 1 /* B: W_6, W_7 */
+	vinserti128	ymm3, ymm3, xmmword ptr [rdi + 48], 1 /* B: W_6, W_7 */
 	vpshufb	ymm3, ymm3, ymm11
 	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
 	vmovdqa	ymmword ptr [rsp + 128], ymm8
 	vmovdqu	xmm4, xmmword ptr [rsi + 64]           /* A: W_8, W_9 */
-	vinserti128	ymm4, ymm4, xmmword ptr [r12 + 64], 1 /* B: W_8, W_9 */
+	vinserti128	ymm4, ymm4, xmmword ptr [rdi + 64], 1 /* B: W_8, W_9 */
 	vpshufb	ymm4, ymm4, ymm11
 	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
 	vmovdqa	ymmword ptr [rsp + 160], ymm9
 	vmovdqu	xmm5, xmmword ptr [rsi + 80]           /* A: W_10, W_11 */
-	vinserti128	ymm5, ymm5, xmmword ptr [r12 + 80], 1 /* B: W_10, W_11 */
+	vinserti128	ymm5, ymm5, xmmword ptr [rdi + 80], 1 /* B: W_10, W_11 */
 	vpshufb	ymm5, ymm5, ymm11
 	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
 	vmovdqa	ymmword ptr [rsp + 192], ymm10
 	vmovdqu	xmm6, xmmword ptr [rsi + 96]           /* A: W_12, W_13 */
-	vinserti128	ymm6, ymm6, xmmword ptr [r12 + 96], 1 /* B: W_12, W_13 */
+	vinserti128	ymm6, ymm6, xmmword ptr [rdi + 96], 1 /* B: W_12, W_13 */
 	vpshufb	ymm6, ymm6, ymm11
 	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
 	vmovdqa	ymmword ptr [rsp + 224], ymm8
 	vmovdqu	xmm7, xmmword ptr [rsi + 112]          /* A: W_14, W_15 */
-	vinserti128	ymm7, ymm7, xmmword ptr [r12 + 112], 1 /* B: W_14, W_15 */
+	vinserti128	ymm7, ymm7, xmmword ptr [rdi + 112], 1 /* B: W_14, W_15 */
 	vpshufb	ymm7, ymm7, ymm11
 	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
 	vmovdqa	ymmword ptr [rsp + 256], ymm9
-
-	/* block A: rounds 0..63 by 16, with the schedule steps 8..39 of the pair, */
-	/* rbp = W + K entry 8i, rsi = the K pairs of entry 8i */
-	lea	rbp, [rsp + 32]                            /* W + K cursor */
-	mov	r12, rbx
-	xor	r12, rcx                                   /* b ^ c */
+	lea	rdi, [rsp + 32]
 	lea	rsi, [rip + .Lsha512_k2]
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm0, ymm0, ymm10
+	vpsrlq	ymm10, ymm7, 19
+	vpsllq	ymm11, ymm7, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm7, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm7, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm7, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 256], ymm8          /* W + K */
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm1, ymm1, ymm10
+	vpsrlq	ymm10, ymm0, 19
+	vpsllq	ymm11, ymm0, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm0, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm0, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm0, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 288], ymm8          /* W + K */
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm2, ymm2, ymm10
+	vpsrlq	ymm10, ymm1, 19
+	vpsllq	ymm11, ymm1, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm1, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm1, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm1, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 320], ymm8          /* W + K */
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm3, ymm3, ymm10
+	vpsrlq	ymm10, ymm2, 19
+	vpsllq	ymm11, ymm2, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm2, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm2, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm2, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 352], ymm8          /* W + K */
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm4, ymm4, ymm10
+	vpsrlq	ymm10, ymm3, 19
+	vpsllq	ymm11, ymm3, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm3, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm3, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm3, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 384], ymm8          /* W + K */
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm5, ymm5, ymm10
+	vpsrlq	ymm10, ymm4, 19
+	vpsllq	ymm11, ymm4, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm4, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm4, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm4, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 416], ymm8          /* W + K */
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm6, ymm6, ymm10
+	vpsrlq	ymm10, ymm5, 19
+	vpsllq	ymm11, ymm5, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm5, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm5, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm5, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 448], ymm8          /* W + K */
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm7, ymm7, ymm10
+	vpsrlq	ymm10, ymm6, 19
+	vpsllq	ymm11, ymm6, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm6, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm6, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm6, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 480], ymm8          /* W + K */
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm0, ymm0, ymm10
+	vpsrlq	ymm10, ymm7, 19
+	vpsllq	ymm11, ymm7, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm7, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm7, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm7, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 512]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 512], ymm8          /* W + K */
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm1, ymm1, ymm10
+	vpsrlq	ymm10, ymm0, 19
+	vpsllq	ymm11, ymm0, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm0, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm0, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm0, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 544]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 544], ymm8          /* W + K */
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm2, ymm2, ymm10
+	vpsrlq	ymm10, ymm1, 19
+	vpsllq	ymm11, ymm1, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm1, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm1, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm1, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 576]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 576], ymm8          /* W + K */
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm3, ymm3, ymm10
+	vpsrlq	ymm10, ymm2, 19
+	vpsllq	ymm11, ymm2, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm2, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm2, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm2, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 608]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 608], ymm8          /* W + K */
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm4, ymm4, ymm10
+	vpsrlq	ymm10, ymm3, 19
+	vpsllq	ymm11, ymm3, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm3, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm3, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm3, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 640]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 640], ymm8          /* W + K */
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm5, ymm5, ymm10
+	vpsrlq	ymm10, ymm4, 19
+	vpsllq	ymm11, ymm4, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm4, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm4, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm4, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 672]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 672], ymm8          /* W + K */
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm6, ymm6, ymm10
+	vpsrlq	ymm10, ymm5, 19
+	vpsllq	ymm11, ymm5, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm5, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm5, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm5, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 704]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 704], ymm8          /* W + K */
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	vpsrlq	ymm10, ymm8, 1
+	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpaddq	ymm7, ymm7, ymm10
+	vpsrlq	ymm10, ymm6, 19
+	vpsllq	ymm11, ymm6, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm6, 61
+	vpxor	ymm10, ymm10, ymm11
+	vpsllq	ymm11, ymm6, 3
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsrlq	ymm11, ymm6, 6
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 736]     /* + K */
+	vmovdqa	ymmword ptr [rdi + 736], ymm8          /* W + K */
+	add	rdi, 768
+	add	rsi, 768
+	jmp	.Lsha512_start_a
+
+	/* 32 rounds with 8 schedule steps: B's rounds 48..79 (the next pair's steps 16..23), */
+	/* A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1), */
+	/* rdi writes it, rsi reads the K pairs; rsi tells which of the three this was */
 	.p2align	6
-.Lsha512_a:
+.Lsha512_body:
 	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
-	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
 	lea	r11, [r11 + r15]
-	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, r9
 	and	r15, r8                                    /* e & f */
-	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
 	lea	r11, [r11 + r13]                           /* T1 */
 	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
 	rorx	r13, rax, 28                              /* ROTR28(a) */
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm10, ymm8, 1
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpsllq	ymm11, ymm8, 63
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
-	vpaddq	ymm0, ymm0, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	add	r10, qword ptr [rbp + 8]                   /* round 1: h + W_1 + K_1 */
 	andn	r12, rdx, r9                              /* ~e & g */
-	vpsrlq	ymm10, ymm7, 19
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
-	vpsllq	ymm11, ymm7, 45
 	lea	r10, [r10 + r12]
 	mov	r12, r8
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm8, 7
 	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm7, 61
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	r10, [r10 + r13]                           /* T1 */
-	vpsllq	ymm11, ymm7, 3
 	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, rax                                   /* a ^ b */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	vpsrlq	ymm11, ymm7, 6
 	rorx	r14, r11, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
-	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
+	vpaddq	ymm0, ymm0, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 256], ymm8          /* W + K */
 	add	r9, qword ptr [rbp + 32]                   /* round 2: h + W_2 + K_2 */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpsrlq	ymm10, ymm7, 19
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
 	lea	r9, [r9 + r15]
-	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, rdx
 	and	r15, rcx                                   /* e & f */
-	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	vpsllq	ymm11, ymm7, 45
 	xor	r13, r14
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	r9, [r9 + r13]                             /* T1 */
 	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpsrlq	ymm11, ymm7, 61
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
-	vpaddq	ymm1, ymm1, ymm10
+	vpsllq	ymm11, ymm7, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	add	r8, qword ptr [rbp + 40]                   /* round 3: h + W_3 + K_3 */
 	andn	r12, rbx, rdx                             /* ~e & g */
-	vpsrlq	ymm10, ymm0, 19
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
-	vpsllq	ymm11, ymm0, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm0, 61
+	vpsrlq	ymm11, ymm7, 6
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	r8, [r8 + r13]                             /* T1 */
-	vpsllq	ymm11, ymm0, 3
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	xor	r12, r10                                   /* a ^ b */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	vpsrlq	ymm11, ymm0, 6
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 288], ymm8          /* W + K */
+	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
 	add	rdx, qword ptr [rbp + 64]                  /* round 4: h + W_4 + K_4 */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
 	lea	rdx, [rdx + r15]
-	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, rbx
 	and	r15, rax                                   /* e & f */
-	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
 	lea	rdx, [rdx + r13]                           /* T1 */
 	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
 	rorx	r13, r8, 28                               /* ROTR28(a) */
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm10, ymm8, 1
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpsllq	ymm11, ymm8, 63
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
-	vpaddq	ymm2, ymm2, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	add	rcx, qword ptr [rbp + 72]                  /* round 5: h + W_5 + K_5 */
 	andn	r12, r11, rbx                             /* ~e & g */
-	vpsrlq	ymm10, ymm1, 19
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
-	vpsllq	ymm11, ymm1, 45
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm8, 7
 	and	r12, r11                                   /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm1, 61
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	rcx, [rcx + r13]                           /* T1 */
-	vpsllq	ymm11, ymm1, 3
 	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, r8                                    /* a ^ b */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	vpsrlq	ymm11, ymm1, 6
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
+	vpaddq	ymm1, ymm1, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 320], ymm8          /* W + K */
 	add	rbx, qword ptr [rbp + 96]                  /* round 6: h + W_6 + K_6 */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpsrlq	ymm10, ymm0, 19
 	rorx	r14, r10, 18                              /* ROTR18(e) */
 	lea	rbx, [rbx + r15]
-	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, r11
 	and	r15, r10                                   /* e & f */
-	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	vpsllq	ymm11, ymm0, 45
 	xor	r13, r14
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpsrlq	ymm11, ymm0, 61
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
-	vpaddq	ymm3, ymm3, ymm10
+	vpsllq	ymm11, ymm0, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	add	rax, qword ptr [rbp + 104]                 /* round 7: h + W_7 + K_7 */
 	andn	r12, r9, r11                              /* ~e & g */
-	vpsrlq	ymm10, ymm2, 19
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
-	vpsllq	ymm11, ymm2, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	and	r12, r9                                    /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm2, 61
+	vpsrlq	ymm11, ymm0, 6
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	rax, [rax + r13]                           /* T1 */
-	vpsllq	ymm11, ymm2, 3
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	xor	r12, rcx                                   /* a ^ b */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	vpsrlq	ymm11, ymm2, 6
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 352], ymm8          /* W + K */
+	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
 	add	r11, qword ptr [rbp + 128]                 /* round 8: h + W_8 + K_8 */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
-	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
 	lea	r11, [r11 + r15]
-	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, r9
 	and	r15, r8                                    /* e & f */
-	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
 	lea	r11, [r11 + r13]                           /* T1 */
 	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
 	rorx	r13, rax, 28                              /* ROTR28(a) */
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm10, ymm8, 1
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpsllq	ymm11, ymm8, 63
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
-	vpaddq	ymm4, ymm4, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	add	r10, qword ptr [rbp + 136]                 /* round 9: h + W_9 + K_9 */
 	andn	r12, rdx, r9                              /* ~e & g */
-	vpsrlq	ymm10, ymm3, 19
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
-	vpsllq	ymm11, ymm3, 45
 	lea	r10, [r10 + r12]
 	mov	r12, r8
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm8, 7
 	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm3, 61
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	r10, [r10 + r13]                           /* T1 */
-	vpsllq	ymm11, ymm3, 3
 	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, rax                                   /* a ^ b */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	vpsrlq	ymm11, ymm3, 6
 	rorx	r14, r11, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
-	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
+	vpaddq	ymm2, ymm2, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 384], ymm8          /* W + K */
 	add	r9, qword ptr [rbp + 160]                  /* round 10: h + W_10 + K_10 */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpsrlq	ymm10, ymm1, 19
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
 	lea	r9, [r9 + r15]
-	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, rdx
 	and	r15, rcx                                   /* e & f */
-	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	vpsllq	ymm11, ymm1, 45
 	xor	r13, r14
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	r9, [r9 + r13]                             /* T1 */
 	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpsrlq	ymm11, ymm1, 61
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
-	vpaddq	ymm5, ymm5, ymm10
+	vpsllq	ymm11, ymm1, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	add	r8, qword ptr [rbp + 168]                  /* round 11: h + W_11 + K_11 */
 	andn	r12, rbx, rdx                             /* ~e & g */
-	vpsrlq	ymm10, ymm4, 19
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
-	vpsllq	ymm11, ymm4, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm4, 61
+	vpsrlq	ymm11, ymm1, 6
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	r8, [r8 + r13]                             /* T1 */
-	vpsllq	ymm11, ymm4, 3
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	xor	r12, r10                                   /* a ^ b */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	vpsrlq	ymm11, ymm4, 6
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 416], ymm8          /* W + K */
+	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
 	add	rdx, qword ptr [rbp + 192]                 /* round 12: h + W_12 + K_12 */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
 	lea	rdx, [rdx + r15]
-	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, rbx
 	and	r15, rax                                   /* e & f */
-	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
 	lea	rdx, [rdx + r13]                           /* T1 */
 	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
 	rorx	r13, r8, 28                               /* ROTR28(a) */
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm10, ymm8, 1
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	vpsllq	ymm11, ymm8, 63
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
-	vpaddq	ymm6, ymm6, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	add	rcx, qword ptr [rbp + 200]                 /* round 13: h + W_13 + K_13 */
 	andn	r12, r11, rbx                             /* ~e & g */
-	vpsrlq	ymm10, ymm5, 19
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
-	vpsllq	ymm11, ymm5, 45
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsrlq	ymm11, ymm8, 7
 	and	r12, r11                                   /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm5, 61
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
 	lea	rcx, [rcx + r13]                           /* T1 */
-	vpsllq	ymm11, ymm5, 3
 	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, r8                                    /* a ^ b */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	vpsrlq	ymm11, ymm5, 6
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
+	vpaddq	ymm3, ymm3, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 448], ymm8          /* W + K */
 	add	rbx, qword ptr [rbp + 224]                 /* round 14: h + W_14 + K_14 */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	vpsrlq	ymm10, ymm2, 19
 	rorx	r14, r10, 18                              /* ROTR18(e) */
 	lea	rbx, [rbx + r15]
-	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, r11
 	and	r15, r10                                   /* e & f */
-	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	vpsllq	ymm11, ymm2, 45
 	xor	r13, r14
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	vpsrlq	ymm10, ymm8, 1
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	vpsllq	ymm11, ymm8, 63
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpsrlq	ymm11, ymm2, 61
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
-	vpaddq	ymm7, ymm7, ymm10
+	vpsllq	ymm11, ymm2, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	add	rax, qword ptr [rbp + 232]                 /* round 15: h + W_15 + K_15 */
 	andn	r12, r9, r11                              /* ~e & g */
-	vpsrlq	ymm10, ymm6, 19
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
-	vpsllq	ymm11, ymm6, 45
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	and	r12, r9                                    /* e & f */
 	xor	r13, r14
-	vpsrlq	ymm11, ymm6, 61
+	vpsrlq	ymm11, ymm2, 6
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
+	add	r11, qword ptr [rbp + 256]                 /* round 16: h + W_16 + K_16 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vpsrlq	ymm10, ymm8, 1
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 264]                 /* round 17: h + W_17 + K_17 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	mov	r12, r8
+	vpsrlq	ymm11, ymm8, 7
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpsllq	ymm11, ymm6, 3
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	mov	r12, rbx
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm4, ymm4, ymm10
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 288]                  /* round 18: h + W_18 + K_18 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	vpsrlq	ymm10, ymm3, 19
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	vpsllq	ymm11, ymm3, 45
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	vpsrlq	ymm11, ymm3, 61
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpsllq	ymm11, ymm3, 3
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 296]                  /* round 19: h + W_19 + K_19 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	xor	r12, rcx                                   /* a ^ b */
-	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	vpsrlq	ymm11, ymm6, 6
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	vpsrlq	ymm11, ymm3, 6
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 320]                 /* round 20: h + W_20 + K_20 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpsrlq	ymm10, ymm8, 1
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 328]                 /* round 21: h + W_21 + K_21 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	vpsrlq	ymm11, ymm8, 7
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm5, ymm5, ymm10
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 352]                 /* round 22: h + W_22 + K_22 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	vpsrlq	ymm10, ymm4, 19
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
+	vpsllq	ymm11, ymm4, 45
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	vpsrlq	ymm11, ymm4, 61
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm4, 3
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 360]                 /* round 23: h + W_23 + K_23 */
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	vpsrlq	ymm11, ymm4, 6
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
+	add	r11, qword ptr [rbp + 384]                 /* round 24: h + W_24 + K_24 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vpsrlq	ymm10, ymm8, 1
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 392]                 /* round 25: h + W_25 + K_25 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	mov	r12, r8
+	vpsrlq	ymm11, ymm8, 7
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm6, ymm6, ymm10
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 416]                  /* round 26: h + W_26 + K_26 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	vpsrlq	ymm10, ymm5, 19
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	vpsllq	ymm11, ymm5, 45
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	vpsrlq	ymm11, ymm5, 61
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpsllq	ymm11, ymm5, 3
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 424]                  /* round 27: h + W_27 + K_27 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	vpsrlq	ymm11, ymm5, 6
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 448]                 /* round 28: h + W_28 + K_28 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpsrlq	ymm10, ymm8, 1
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 456]                 /* round 29: h + W_29 + K_29 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	vpsrlq	ymm11, ymm8, 7
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm7, ymm7, ymm10
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 480]                 /* round 30: h + W_30 + K_30 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	vpsrlq	ymm10, ymm6, 19
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
+	vpsllq	ymm11, ymm6, 45
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	vpsrlq	ymm11, ymm6, 61
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm6, 3
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 488]                 /* round 31: h + W_31 + K_31 */
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	vpsrlq	ymm11, ymm6, 6
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	vmovdqa	ymmword ptr [rbp + 480], ymm8          /* W + K */
-	add	rbp, 256
+	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
+	add	rbp, 512
+	add	rdi, 256
 	add	rsi, 256
-	lea	r13, [rip + .Lsha512_k2 + 1024]
+	lea	r13, [rip + .Lsha512_k2 + 768]
 	cmp	rsi, r13
-	jne	.Lsha512_a                                 /* 4 times (public) */
-	/* block A: rounds 64..79 */
-	add	r11, qword ptr [rbp + 0]                   /* round 64: h + W_64 + K_64 */
-	andn	r15, r8, r10                              /* ~e & g */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
-	rorx	r14, r8, 18                               /* ROTR18(e) */
-	lea	r11, [r11 + r15]
-	mov	r15, r9
-	and	r15, r8                                    /* e & f */
-	xor	r13, r14
-	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	mov	r15, rax
-	xor	r15, rbx                                   /* a ^ b */
-	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r11, [r11 + r12]                           /* T1 + Maj */
-	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 65: h + W_65 + K_65 */
-	andn	r12, rdx, r9                              /* ~e & g */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
-	rorx	r14, rdx, 18                              /* ROTR18(e) */
-	lea	r10, [r10 + r12]
-	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	mov	r12, r11
-	xor	r12, rax                                   /* a ^ b */
-	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 66: h + W_66 + K_66 */
-	andn	r15, rcx, r8                              /* ~e & g */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	rorx	r14, rcx, 18                              /* ROTR18(e) */
-	lea	r9, [r9 + r15]
-	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	mov	r15, r10
-	xor	r15, r11                                   /* a ^ b */
-	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r9, [r9 + r12]                             /* T1 + Maj */
-	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 67: h + W_67 + K_67 */
-	andn	r12, rbx, rdx                             /* ~e & g */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
-	rorx	r14, rbx, 18                              /* ROTR18(e) */
-	lea	r8, [r8 + r12]
-	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	mov	r12, r9
-	xor	r12, r10                                   /* a ^ b */
-	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r8, [r8 + r15]                             /* T1 + Maj */
-	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round 68: h + W_68 + K_68 */
-	andn	r15, rax, rcx                             /* ~e & g */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
-	rorx	r14, rax, 18                              /* ROTR18(e) */
-	lea	rdx, [rdx + r15]
-	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	mov	r15, r8
-	xor	r15, r9                                    /* a ^ b */
-	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rdx, [rdx + r12]                           /* T1 + Maj */
-	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 69: h + W_69 + K_69 */
-	andn	r12, r11, rbx                             /* ~e & g */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
-	rorx	r14, r11, 18                              /* ROTR18(e) */
-	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	and	r12, r11                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	mov	r12, rdx
-	xor	r12, r8                                    /* a ^ b */
-	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round 70: h + W_70 + K_70 */
-	andn	r15, r10, rax                             /* ~e & g */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
-	rorx	r14, r10, 18                              /* ROTR18(e) */
-	lea	rbx, [rbx + r15]
-	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	mov	r15, rcx
-	xor	r15, rdx                                   /* a ^ b */
-	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rbx, [rbx + r12]                           /* T1 + Maj */
-	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 71: h + W_71 + K_71 */
-	andn	r12, r9, r11                              /* ~e & g */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
-	rorx	r14, r9, 18                               /* ROTR18(e) */
-	lea	rax, [rax + r12]
-	mov	r12, r10
-	and	r12, r9                                    /* e & f */
-	xor	r13, r14
-	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	mov	r12, rbx
-	xor	r12, rcx                                   /* a ^ b */
-	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rax, [rax + r15]                           /* T1 + Maj */
-	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 128]                 /* round 72: h + W_72 + K_72 */
-	andn	r15, r8, r10                              /* ~e & g */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
-	rorx	r14, r8, 18                               /* ROTR18(e) */
-	lea	r11, [r11 + r15]
-	mov	r15, r9
-	and	r15, r8                                    /* e & f */
-	xor	r13, r14
-	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	mov	r15, rax
-	xor	r15, rbx                                   /* a ^ b */
-	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r11, [r11 + r12]                           /* T1 + Maj */
-	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round 73: h + W_73 + K_73 */
-	andn	r12, rdx, r9                              /* ~e & g */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
-	rorx	r14, rdx, 18                              /* ROTR18(e) */
-	lea	r10, [r10 + r12]
-	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	mov	r12, r11
-	xor	r12, rax                                   /* a ^ b */
-	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round 74: h + W_74 + K_74 */
-	andn	r15, rcx, r8                              /* ~e & g */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	rorx	r14, rcx, 18                              /* ROTR18(e) */
-	lea	r9, [r9 + r15]
-	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	mov	r15, r10
-	xor	r15, r11                                   /* a ^ b */
-	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r9, [r9 + r12]                             /* T1 + Maj */
-	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 75: h + W_75 + K_75 */
-	andn	r12, rbx, rdx                             /* ~e & g */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
-	rorx	r14, rbx, 18                              /* ROTR18(e) */
-	lea	r8, [r8 + r12]
-	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	mov	r12, r9
-	xor	r12, r10                                   /* a ^ b */
-	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r8, [r8 + r15]                             /* T1 + Maj */
-	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 192]                 /* round 76: h + W_76 + K_76 */
-	andn	r15, rax, rcx                             /* ~e & g */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
-	rorx	r14, rax, 18                              /* ROTR18(e) */
-	lea	rdx, [rdx + r15]
-	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	mov	r15, r8
-	xor	r15, r9                                    /* a ^ b */
-	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rdx, [rdx + r12]                           /* T1 + Maj */
-	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 77: h + W_77 + K_77 */
-	andn	r12, r11, rbx                             /* ~e & g */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
-	rorx	r14, r11, 18                              /* ROTR18(e) */
-	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	and	r12, r11                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	mov	r12, rdx
-	xor	r12, r8                                    /* a ^ b */
-	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round 78: h + W_78 + K_78 */
-	andn	r15, r10, rax                             /* ~e & g */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
-	rorx	r14, r10, 18                              /* ROTR18(e) */
-	lea	rbx, [rbx + r15]
-	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	mov	r15, rcx
-	xor	r15, rdx                                   /* a ^ b */
-	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rbx, [rbx + r12]                           /* T1 + Maj */
-	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round 79: h + W_79 + K_79 */
-	andn	r12, r9, r11                              /* ~e & g */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
-	rorx	r14, r9, 18                               /* ROTR18(e) */
-	lea	rax, [rax + r12]
-	mov	r12, r10
-	and	r12, r9                                    /* e & f */
-	xor	r13, r14
-	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	mov	r12, rbx
-	xor	r12, rcx                                   /* a ^ b */
-	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rax, [rax + r15]                           /* T1 + Maj */
-	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	jne	.Lsha512_not_b                             /* (public) */
+	/* end of block B */
 	/* state += a..h; the registers keep the sum (the next block's start) */
-	add	rax, qword ptr [rdi + 0]
-	mov	qword ptr [rdi + 0], rax
-	add	rbx, qword ptr [rdi + 8]
-	mov	qword ptr [rdi + 8], rbx
-	add	rcx, qword ptr [rdi + 16]
-	mov	qword ptr [rdi + 16], rcx
-	add	rdx, qword ptr [rdi + 24]
-	mov	qword ptr [rdi + 24], rdx
-	add	r8, qword ptr [rdi + 32]
-	mov	qword ptr [rdi + 32], r8
-	add	r9, qword ptr [rdi + 40]
-	mov	qword ptr [rdi + 40], r9
-	add	r10, qword ptr [rdi + 48]
-	mov	qword ptr [rdi + 48], r10
-	add	r11, qword ptr [rdi + 56]
-	mov	qword ptr [rdi + 56], r11
-	cmp	qword ptr [rsp + 8], 1
-	je	.Lsha512_done                               /* a lone last block (public) */
-
-	/* block B: 80 rounds by 8 from the high lanes of W + K */
-	lea	rbp, [rsp + 32]                            /* W + K cursor */
-	mov	r12, rbx
-	xor	r12, rcx                                   /* b ^ c */
-	.p2align	6
-.Lsha512_b:
-	add	r11, qword ptr [rbp + 16]                  /* round 0: h + W_0 + K_0 */
-	andn	r15, r8, r10                              /* ~e & g */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
-	rorx	r14, r8, 18                               /* ROTR18(e) */
-	lea	r11, [r11 + r15]
-	mov	r15, r9
-	and	r15, r8                                    /* e & f */
-	xor	r13, r14
-	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	mov	r15, rax
-	xor	r15, rbx                                   /* a ^ b */
-	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r11, [r11 + r12]                           /* T1 + Maj */
-	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 24]                  /* round 1: h + W_1 + K_1 */
-	andn	r12, rdx, r9                              /* ~e & g */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
-	rorx	r14, rdx, 18                              /* ROTR18(e) */
-	lea	r10, [r10 + r12]
-	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	mov	r12, r11
-	xor	r12, rax                                   /* a ^ b */
-	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 48]                   /* round 2: h + W_2 + K_2 */
-	andn	r15, rcx, r8                              /* ~e & g */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	rorx	r14, rcx, 18                              /* ROTR18(e) */
-	lea	r9, [r9 + r15]
-	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	mov	r15, r10
-	xor	r15, r11                                   /* a ^ b */
-	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r9, [r9 + r12]                             /* T1 + Maj */
-	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 56]                   /* round 3: h + W_3 + K_3 */
-	andn	r12, rbx, rdx                             /* ~e & g */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
-	rorx	r14, rbx, 18                              /* ROTR18(e) */
-	lea	r8, [r8 + r12]
-	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	mov	r12, r9
-	xor	r12, r10                                   /* a ^ b */
-	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	r8, [r8 + r15]                             /* T1 + Maj */
-	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 80]                  /* round 4: h + W_4 + K_4 */
-	andn	r15, rax, rcx                             /* ~e & g */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
-	rorx	r14, rax, 18                              /* ROTR18(e) */
-	lea	rdx, [rdx + r15]
-	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	mov	r15, r8
-	xor	r15, r9                                    /* a ^ b */
-	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rdx, [rdx + r12]                           /* T1 + Maj */
-	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 88]                  /* round 5: h + W_5 + K_5 */
-	andn	r12, r11, rbx                             /* ~e & g */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
-	rorx	r14, r11, 18                              /* ROTR18(e) */
-	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	and	r12, r11                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	mov	r12, rdx
-	xor	r12, r8                                    /* a ^ b */
-	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 112]                 /* round 6: h + W_6 + K_6 */
-	andn	r15, r10, rax                             /* ~e & g */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
-	rorx	r14, r10, 18                              /* ROTR18(e) */
-	lea	rbx, [rbx + r15]
-	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	xor	r13, r14
-	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	mov	r15, rcx
-	xor	r15, rdx                                   /* a ^ b */
-	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rbx, [rbx + r12]                           /* T1 + Maj */
-	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 120]                 /* round 7: h + W_7 + K_7 */
-	andn	r12, r9, r11                              /* ~e & g */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
-	rorx	r14, r9, 18                               /* ROTR18(e) */
-	lea	rax, [rax + r12]
-	mov	r12, r10
-	and	r12, r9                                    /* e & f */
-	xor	r13, r14
-	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	mov	r12, rbx
-	xor	r12, rcx                                   /* a ^ b */
-	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	lea	rax, [rax + r15]                           /* T1 + Maj */
-	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	rbp, 128
-	lea	r13, [rsp + 1312]
-	cmp	rbp, r13
-	jne	.Lsha512_b                                 /* 10 times (public) */
-	/* state += a..h; the registers keep the sum (the next block's start) */
-	add	rax, qword ptr [rdi + 0]
-	mov	qword ptr [rdi + 0], rax
-	add	rbx, qword ptr [rdi + 8]
-	mov	qword ptr [rdi + 8], rbx
-	add	rcx, qword ptr [rdi + 16]
-	mov	qword ptr [rdi + 16], rcx
-	add	rdx, qword ptr [rdi + 24]
-	mov	qword ptr [rdi + 24], rdx
-	add	r8, qword ptr [rdi + 32]
-	mov	qword ptr [rdi + 32], r8
-	add	r9, qword ptr [rdi + 40]
-	mov	qword ptr [rdi + 40], r9
-	add	r10, qword ptr [rdi + 48]
-	mov	qword ptr [rdi + 48], r10
-	add	r11, qword ptr [rdi + 56]
-	mov	qword ptr [rdi + 56], r11
+	mov	r13, qword ptr [rsp + 24]
+	add	rax, qword ptr [r13 + 0]
+	mov	qword ptr [r13 + 0], rax
+	add	rbx, qword ptr [r13 + 8]
+	mov	qword ptr [r13 + 8], rbx
+	add	rcx, qword ptr [r13 + 16]
+	mov	qword ptr [r13 + 16], rcx
+	add	rdx, qword ptr [r13 + 24]
+	mov	qword ptr [r13 + 24], rdx
+	add	r8, qword ptr [r13 + 32]
+	mov	qword ptr [r13 + 32], r8
+	add	r9, qword ptr [r13 + 40]
+	mov	qword ptr [r13 + 40], r9
+	add	r10, qword ptr [r13 + 48]
+	mov	qword ptr [r13 + 48], r10
+	add	r11, qword ptr [r13 + 56]
+	mov	qword ptr [r13 + 56], r11
 	add	qword ptr [rsp + 16], 256
 	sub	qword ptr [rsp + 8], 2
-	jnz	.Lsha512_pair                              /* more blocks (public) */
+	jz	.Lsha512_done                               /* no blocks left (public) */
+.Lsha512_start_a:
+	/* block A: rbp = lane 0 of W + K entry 0 */
+	lea	rbp, [rsp + 32]
+	mov	r12, rbx
+	xor	r12, rcx                                   /* b ^ c */
+	jmp	.Lsha512_body
+.Lsha512_not_b:
+	lea	r13, [rip + .Lsha512_k2 + 1280]
+	cmp	rsi, r13
+	jne	.Lsha512_body                              /* A's rounds 32..63 next (public) */
+
+	/* 16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15 */
+	.p2align	6
+.Lsha512_plain:
+	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 8]                   /* round 1: h + W_1 + K_1 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	mov	r12, r8
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 32]                   /* round 2: h + W_2 + K_2 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round 3: h + W_3 + K_3 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 64]                  /* round 4: h + W_4 + K_4 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round 5: h + W_5 + K_5 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 96]                  /* round 6: h + W_6 + K_6 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round 7: h + W_7 + K_7 */
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	add	r11, qword ptr [rbp + 128]                 /* round 8: h + W_8 + K_8 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 136]                 /* round 9: h + W_9 + K_9 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	mov	r12, r8
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 160]                  /* round 10: h + W_10 + K_10 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 168]                  /* round 11: h + W_11 + K_11 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 192]                 /* round 12: h + W_12 + K_12 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 200]                 /* round 13: h + W_13 + K_13 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 224]                 /* round 14: h + W_14 + K_14 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 232]                 /* round 15: h + W_15 + K_15 */
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	add	rbp, 256
+	lea	r13, [rsp + 1312]
+	cmp	rbp, r13
+	jne	.Lsha512_b16                               /* (public) */
+	/* end of block A */
+	/* state += a..h; the registers keep the sum (the next block's start) */
+	mov	r13, qword ptr [rsp + 24]
+	add	rax, qword ptr [r13 + 0]
+	mov	qword ptr [r13 + 0], rax
+	add	rbx, qword ptr [r13 + 8]
+	mov	qword ptr [r13 + 8], rbx
+	add	rcx, qword ptr [r13 + 16]
+	mov	qword ptr [r13 + 16], rcx
+	add	rdx, qword ptr [r13 + 24]
+	mov	qword ptr [r13 + 24], rdx
+	add	r8, qword ptr [r13 + 32]
+	mov	qword ptr [r13 + 32], r8
+	add	r9, qword ptr [r13 + 40]
+	mov	qword ptr [r13 + 40], r9
+	add	r10, qword ptr [r13 + 48]
+	mov	qword ptr [r13 + 48], r10
+	add	r11, qword ptr [r13 + 56]
+	mov	qword ptr [r13 + 56], r11
+	cmp	qword ptr [rsp + 8], 1
+	je	.Lsha512_done                               /* a lone last block (public) */
+	/* block B: rbp = lane 1 of W + K entry 0 */
+	lea	rbp, [rsp + 48]
+	mov	r12, rbx
+	xor	r12, rcx                                   /* b ^ c */
+	jmp	.Lsha512_plain
+
+	/* B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15 */
+.Lsha512_b16:
+	mov	r13, qword ptr [rsp + 16]
+	lea	rdi, [r13 + 256]
+	lea	rsi, [r13 + 384]
+	cmp	qword ptr [rsp + 8], 3
+	cmove	rsi, rdi                                 /* three left: the next is a lone block, B = A (public) */
+	cmp	qword ptr [rsp + 8], 2
+	cmove	rdi, r13                                 /* no next pair: load this one again, unused (public) */
+	cmove	rsi, r13
+	/* rounds 16..23, with the loads */
+	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_16 + K_16 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap] /* next pair: X[0..7] */
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vmovdqu	xmm0, xmmword ptr [rdi + 0]            /* A: W_0, W_1 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vinserti128	ymm0, ymm0, xmmword ptr [rsi + 0], 1 /* B: W_0, W_1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpshufb	ymm0, ymm0, ymm11
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
+	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_17 + K_17 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	vmovdqa	ymmword ptr [rsp + 32], ymm8
+	mov	r12, r8
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vmovdqu	xmm1, xmmword ptr [rdi + 16]           /* A: W_2, W_3 */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	vinserti128	ymm1, ymm1, xmmword ptr [rsi + 16], 1 /* B: W_2, W_3 */
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpshufb	ymm1, ymm1, ymm11
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_18 + K_18 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 64], ymm9
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	vmovdqu	xmm2, xmmword ptr [rdi + 32]           /* A: W_4, W_5 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vinserti128	ymm2, ymm2, xmmword ptr [rsi + 32], 1 /* B: W_4, W_5 */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm2, ymm2, ymm11
+	xor	r13, r14
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_19 + K_19 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	vmovdqa	ymmword ptr [rsp + 96], ymm10
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	vmovdqu	xmm3, xmmword ptr [rdi + 48]           /* A: W_6, W_7 */
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vinserti128	ymm3, ymm3, xmmword ptr [rsi + 48], 1 /* B: W_6, W_7 */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	vpshufb	ymm3, ymm3, ymm11
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_20 + K_20 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	vmovdqa	ymmword ptr [rsp + 128], ymm8
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	vmovdqu	xmm4, xmmword ptr [rdi + 64]           /* A: W_8, W_9 */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	vinserti128	ymm4, ymm4, xmmword ptr [rsi + 64], 1 /* B: W_8, W_9 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpshufb	ymm4, ymm4, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_21 + K_21 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	vmovdqa	ymmword ptr [rsp + 160], ymm9
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	and	r12, r11                                   /* e & f */
+	vmovdqu	xmm5, xmmword ptr [rdi + 80]           /* A: W_10, W_11 */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vinserti128	ymm5, ymm5, xmmword ptr [rsi + 80], 1 /* B: W_10, W_11 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpshufb	ymm5, ymm5, ymm11
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_22 + K_22 */
+	andn	r15, r10, rax                             /* ~e & g */
+	vmovdqa	ymmword ptr [rsp + 192], ymm10
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	vmovdqu	xmm6, xmmword ptr [rdi + 96]           /* A: W_12, W_13 */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vinserti128	ymm6, ymm6, xmmword ptr [rsi + 96], 1 /* B: W_12, W_13 */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	vpshufb	ymm6, ymm6, ymm11
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_23 + K_23 */
+	vmovdqa	ymmword ptr [rsp + 224], ymm8
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	vmovdqu	xmm7, xmmword ptr [rdi + 112]          /* A: W_14, W_15 */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vinserti128	ymm7, ymm7, xmmword ptr [rsi + 112], 1 /* B: W_14, W_15 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	vpshufb	ymm7, ymm7, ymm11
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rsp + 256], ymm9
+	add	rbp, 128
+	lea	rdi, [rsp + 288]
+	lea	rsi, [rip + .Lsha512_k2 + 256]
+	/* rounds 24..47, with the steps 8..15 */
+	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_24 + K_24 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r11, [r11 + r15]
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_25 + K_25 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r12, r8
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm0, ymm0, ymm10
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	vpsrlq	ymm10, ymm7, 19
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	vpsllq	ymm11, ymm7, 45
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm7, 61
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_26 + K_26 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	vpsllq	ymm11, ymm7, 3
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r13]                             /* T1 */
+	vpsrlq	ymm11, ymm7, 6
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
+	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_27 + K_27 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_28 + K_28 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm1, ymm1, ymm10
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	mov	r15, r8
+	vpsrlq	ymm10, ymm0, 19
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpsllq	ymm11, ymm0, 45
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm0, 61
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_29 + K_29 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	vpsllq	ymm11, ymm0, 3
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpsrlq	ymm11, ymm0, 6
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
+	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_30 + K_30 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_31 + K_31 */
+	andn	r12, r9, r11                              /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	lea	rax, [rax + r12]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r12, r10
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm2, ymm2, ymm10
+	lea	rax, [rax + r13]                           /* T1 */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	vpsrlq	ymm10, ymm1, 19
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	vpsllq	ymm11, ymm1, 45
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm1, 61
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_32 + K_32 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	mov	r15, r9
+	vpsllq	ymm11, ymm1, 3
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r13]                           /* T1 */
+	vpsrlq	ymm11, ymm1, 6
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
+	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_33 + K_33 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r10, [r10 + r12]
+	mov	r12, r8
+	and	r12, rdx                                   /* e & f */
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_34 + K_34 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm3, ymm3, ymm10
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	mov	r15, r10
+	vpsrlq	ymm10, ymm2, 19
+	xor	r15, r11                                   /* a ^ b */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpsllq	ymm11, ymm2, 45
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpsrlq	ymm11, ymm2, 61
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_35 + K_35 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
+	vpsllq	ymm11, ymm2, 3
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
+	vpsrlq	ymm11, ymm2, 6
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
+	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_36 + K_36 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rdx, [rdx + r15]
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_37 + K_37 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	lea	rcx, [rcx + r12]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r12, rax
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm4, ymm4, ymm10
+	lea	rcx, [rcx + r13]                           /* T1 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
+	vpsrlq	ymm10, ymm3, 19
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	vpsllq	ymm11, ymm3, 45
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm3, 61
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_38 + K_38 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	mov	r15, r11
+	vpsllq	ymm11, ymm3, 3
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	vpsrlq	ymm11, ymm3, 6
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
+	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_39 + K_39 */
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	and	r12, r9                                    /* e & f */
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_40 + K_40 */
+	andn	r15, r8, r10                              /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm5, ymm5, ymm10
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	mov	r15, rax
+	vpsrlq	ymm10, ymm4, 19
+	xor	r15, rbx                                   /* a ^ b */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vpsllq	ymm11, ymm4, 45
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm4, 61
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_41 + K_41 */
+	andn	r12, rdx, r9                              /* ~e & g */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	lea	r10, [r10 + r12]
+	mov	r12, r8
+	vpsllq	ymm11, ymm4, 3
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpsrlq	ymm11, ymm4, 6
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
+	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_42 + K_42 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r9, [r9 + r15]
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_43 + K_43 */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	lea	r8, [r8 + r12]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r12, rcx
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm6, ymm6, ymm10
+	lea	r8, [r8 + r13]                             /* T1 */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
+	vpsrlq	ymm10, ymm5, 19
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	vpsllq	ymm11, ymm5, 45
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpsrlq	ymm11, ymm5, 61
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_44 + K_44 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
+	mov	r15, rbx
+	vpsllq	ymm11, ymm5, 3
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	vpsrlq	ymm11, ymm5, 6
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
+	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_45 + K_45 */
+	andn	r12, r11, rbx                             /* ~e & g */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
+	and	r12, r11                                   /* e & f */
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	xor	r13, r14
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	vpsrlq	ymm10, ymm8, 1
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm11, ymm8, 7
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_46 + K_46 */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm7, ymm7, ymm10
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	mov	r15, rcx
+	vpsrlq	ymm10, ymm6, 19
+	xor	r15, rdx                                   /* a ^ b */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpsllq	ymm11, ymm6, 45
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm6, 61
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_47 + K_47 */
+	andn	r12, r9, r11                              /* ~e & g */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	lea	rax, [rax + r12]
+	mov	r12, r10
+	vpsllq	ymm11, ymm6, 3
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpsrlq	ymm11, ymm6, 6
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
+	add	rbp, 384
+	add	rdi, 256
+	add	rsi, 256
+	jmp	.Lsha512_body
 
 .Lsha512_done:
 	/* wipe W + K (derived from the message) and every vector register */

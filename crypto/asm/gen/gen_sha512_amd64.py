@@ -21,13 +21,26 @@ output says what it computes):
      stack, 32 bytes per j: A's two words, then B's.
   2. The scalar rounds (the eight variables in registers, renamed instead
      of moved: after a round the register of h holds the new a and that of
-     d the new e) run A's 80 rounds, the schedule steps 8..39 spread over
-     rounds 0..63 (the vector units are otherwise idle; eight steps in
-     each pass of a loop of 16 rounds), then rounds 64..79, then B's 80
-     rounds (a loop of 8) from the high lanes of the same W + K array. A
-     lone last block takes the same path with B = A, and only A's rounds.
-     The loops keep the code (about 7 KiB) within the micro-op cache (the
-     whole 160 rounds unrolled are about 22 KiB, which overflow it).
+     d the new e) read W + K from there. The vector steps run beside them,
+     thinly: a step is 23 instructions, and one beside every two rounds
+     (all of a pair's steps during its block A) cost 20 % on those rounds
+     on Zen 3 (the core issues six instructions a cycle and a round is
+     24), so a pair's schedule is spread over 128 of the 160 rounds, one
+     step every four rounds:
+       block B of pair p, rounds 16..23: pair p+1's X[0..7] (its first 16
+         words; B has read entries 0..7 by then), rounds 24..47: its steps
+         8..15, rounds 48..79: its steps 16..23 (each entry is written
+         after B has read it);
+       block A of pair p+1, rounds 0..31: steps 24..31, rounds 32..63:
+         steps 32..39 (each well before the round that reads it);
+     the first pair's X[0..7] and steps 8..23 are computed before its
+     first round. The last pair loads itself again (the result is not
+     used); a lone last block is a pair with B = A whose B is not run.
+     Code: one body of 32 rounds with 8 steps (run three times a pair: B's
+     rounds 48..79, A's 0..31 and 32..63; the K cursor says which), one of
+     16 rounds without (A's 64..79, B's 0..15), and B's rounds 16..47 with
+     the loads and steps 8..15: about 80 rounds of code, which stays in
+     the micro-op cache (the whole 160 rounds unrolled, 22 KiB, do not).
   3. A round is 22 ALU instructions (and two register moves, which the
      renamer absorbs), since this is what bounds it on a core with four
      integer ALUs; with b ^ c carried from the previous round (its a ^ b),
@@ -39,10 +52,10 @@ output says what it computes):
      and measured 3-4 % faster than ADD on Zen 3.
 
 Constant time: no branch depends on the message or the state (the only
-jumps are on public counts: the empty call, the lone last block, the loop
-over pairs, the two loops over rounds), and every memory operand is a
-register (the input, state and stack pointers, the two cursors, which
-step by constants) or rip, plus a constant (no index register). tests/asm/check-sha512-asm.sh checks the object file for
+jumps are on public values: the block count and the cursors, which step
+by constants), and every memory operand is a register (the stack pointer,
+the input and state pointers, the cursors) or rip, plus a constant (no
+index register). tests/asm/check-sha512-asm.sh checks the object file for
 both. The W + K array on the stack derives from the message: it is wiped
 before return, and VZEROALL clears every vector register.
 
@@ -91,19 +104,24 @@ K = [
 
 # Registers. The eight working variables a..h as they stand at the start of
 # a block; four more for the rounds: bc = b ^ c (carried from round to
-# round) and three temporaries, whose roles rotate (rnd); rbp walks the
-# W + K array and rsi the K table; rdi = state (the first argument, kept).
+# round) and three temporaries, whose roles rotate (rnd); three cursors:
+# rbp reads W + K for the rounds (lane 0 or 1 folded into it), rdi writes
+# the schedule's W + K and rsi reads the K pairs (during the next pair's
+# loads, rdi and rsi point at its two blocks). The arguments go to the stack.
 VARS = ["rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11"]
 ROUND_REGS = ["r12", "r13", "r14", "r15"]  # bc, x, y, z at round 0
 CALLEE_SAVED = ["rbx", "rbp", "r12", "r13", "r14", "r15"]
-STATE, WKP, KP = "rdi", "rbp", "rsi"
+WKP, WP, KP = "rbp", "rdi", "rsi"
+CFA_OFF = 8 * (1 + len(CALLEE_SAVED))  # the CFA above the pushes
 
 # Stack frame (rsp aligned to 32 after the pushes): the caller's rsp after
-# the pushes, the blocks left, the input pointer, then W + K (40 entries of
-# 32 bytes: words 2j, 2j+1 of A, then of B).
+# the pushes, the blocks left (counting the pair in flight), the input
+# pointer (its block A), the state pointer, then W + K (40 entries of 32
+# bytes: words 2j, 2j+1 of A, then of B).
 SAVED_RSP = 0
 LEFT = 8
 INP = 16
+STATEP = 24
 WK = 32
 WK_BYTES = 32 * 40
 FRAME = WK + WK_BYTES
@@ -190,7 +208,7 @@ def rotate(v):
     return [v[7]] + v[:7]
 
 
-def sched_step(j, k):
+def sched_step(j, k, wp=None, kp=None):
     """Vector step j (8 <= j < 40, X[j] at cursor entry k, k >= 8): X[j]
     from X[j-8] .. X[j-1], then W + K.
       W_t = s1(W_t-2) + W_t-7 + s0(W_t-15) + W_t-16, t = 2j, 2j+1:
@@ -224,8 +242,8 @@ def sched_step(j, k):
         ("vpsrlq", (u, x1, "6"), None),
         ("vpxor", (s, s, u), "s1(W_t-2)"),
         ("vpaddq", (xj, xj, s), "X[j] = { W_t, W_t+1 | W_t, W_t+1 }"),
-        ("vpaddq", (w15, xj, "ymmword ptr [%s + %d]" % (KP, 32 * k)), "+ K"),
-        ("vmovdqa", ("ymmword ptr [%s + %d]" % (WKP, 32 * k), w15), "W + K"),
+        ("vpaddq", (w15, xj, "ymmword ptr [%s + %d]" % (kp or KP, 32 * k)), "+ K"),
+        ("vmovdqa", ("ymmword ptr [%s + %d]" % (wp or WKP, 32 * k), w15), "W + K"),
     ]
 
 
@@ -252,15 +270,12 @@ def emit(o, lst):
         o.ins(op, *args, comment=comment)
 
 
-def rounds16(o, t0, lane, vector=()):
-    rounds_n(o, 16, t0, lane, vector)
-
-
-def rounds_n(o, n, t0, lane, vector=()):
-    """Rounds t0 .. t0+n-1 of block lane (n a multiple of 8), from W + K
+def rounds_list(n, t0, lane, vector=()):
+    """Rounds t0 .. t0+n-1 (n a multiple of 8) of block lane, from W + K
     cursor entries 0 .. n/2-1, with the vector instructions spread over
     them. The variables and the round registers end where they started
-    (n = 8 m, even: the roles of bc and z swap every round)."""
+    (n = 8 m: the names come back; n even: the roles of bc and z swap
+    every round)."""
     v = list(VARS)
     regs = list(ROUND_REGS)
     lst = []
@@ -269,44 +284,38 @@ def rounds_n(o, n, t0, lane, vector=()):
         v = rotate(v)
         regs = [regs[3], regs[1], regs[2], regs[0]]
     assert v == VARS and regs == ROUND_REGS
-    emit(o, spread(lst, list(vector)))
+    return spread(lst, list(vector))
 
 
-def load_pair(o, inb):
-    """X[0..7] of blocks A (at rsi) and B (at inb), big-endian words, and
-    their W + K into entries 0..7 (rsi = the K table)."""
+def load_list(ina, inb):
+    """X[0..7] of the blocks at ina (low lanes) and inb (high lanes),
+    big-endian words, and their W + K into entries 0..7 (rsp-relative)."""
     bswap = VT[3]
-    o.ins("vmovdqa", bswap, "ymmword ptr [rip + .Lsha512_bswap]")
-    o.note("X[0..7]: the first 16 words of A (low lanes) and B (high lanes), byte-swapped")
+    lst = [("vmovdqa", (bswap, "ymmword ptr [rip + .Lsha512_bswap]"), "next pair: X[0..7]")]
     for j in range(8):
         xj = XR[j]
-        o.ins("vmovdqu", "xmm%d" % j, "xmmword ptr [%s + %d]" % (KP, 16 * j), comment="A: W_%d, W_%d" % (2 * j, 2 * j + 1))
-        o.ins("vinserti128", xj, xj, "xmmword ptr [%s + %d]" % (inb, 16 * j), "1", comment="B: W_%d, W_%d" % (2 * j, 2 * j + 1))
-        o.ins("vpshufb", xj, xj, bswap)
-        o.ins("vpaddq", VT[j % 3], xj, "ymmword ptr [rip + .Lsha512_k2 + %d]" % (32 * j), comment="+ K")
-        o.ins("vmovdqa", "ymmword ptr [rsp + %d]" % (WK + 32 * j), VT[j % 3])
-
-
-def block_start(o):
-    a, b, c = VARS[:3]
-    bc = ROUND_REGS[0]
-    o.ins("lea", WKP, "[rsp + %d]" % WK, comment="W + K cursor")
-    o.ins("mov", bc, b)
-    o.ins("xor", bc, c, comment="b ^ c")
+        lst += [
+            ("vmovdqu", ("xmm%d" % j, "xmmword ptr [%s + %d]" % (ina, 16 * j)), "A: W_%d, W_%d" % (2 * j, 2 * j + 1)),
+            ("vinserti128", (xj, xj, "xmmword ptr [%s + %d]" % (inb, 16 * j), "1"), "B: W_%d, W_%d" % (2 * j, 2 * j + 1)),
+            ("vpshufb", (xj, xj, bswap), None),
+            ("vpaddq", (VT[j % 3], xj, "ymmword ptr [rip + .Lsha512_k2 + %d]" % (32 * j)), "+ K"),
+            ("vmovdqa", ("ymmword ptr [rsp + %d]" % (WK + 32 * j), VT[j % 3]), None),
+        ]
+    return lst
 
 
 def block_end(o):
-    """state += a..h, and a..h = the new state (the next block's start)."""
+    """state += a..h (the state pointer on the stack), and a..h = the new
+    state (the next block's start)."""
+    sp = ROUND_REGS[1]
     o.note("state += a..h; the registers keep the sum (the next block's start)")
+    o.ins("mov", sp, "qword ptr [rsp + %d]" % STATEP)
     for i in range(8):
-        o.ins("add", VARS[i], "qword ptr [%s + %d]" % (STATE, 8 * i))
-        o.ins("mov", "qword ptr [%s + %d]" % (STATE, 8 * i), VARS[i])
+        o.ins("add", VARS[i], "qword ptr [%s + %d]" % (sp, 8 * i))
+        o.ins("mov", "qword ptr [%s + %d]" % (sp, 8 * i), VARS[i])
 
 
-def gen(o):
-    x = ROUND_REGS[1]
-    o.note("void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks);")
-    o.note("rdi = state, rsi = in, rdx = nblocks")
+def prologue(o):
     o.lines.append("SIGIL_FUNC(%s)" % NAME)
     o.ins("test", "rdx, rdx")
     o.ins("jz", ".Lsha512_ret", comment="nblocks = 0 (public)")
@@ -314,62 +323,19 @@ def gen(o):
         o.ins("push", r)
         o.ins(".cfi_adjust_cfa_offset", "8")
         o.ins(".cfi_rel_offset", r, "0")
-    cfa = 8 * (1 + len(CALLEE_SAVED))
     o.ins("mov", "rax, rsp")
     o.ins("sub", "rsp, %d" % FRAME)
     o.ins("and", "rsp, -32", comment="W + K aligned to 32")
     o.ins("mov", "qword ptr [rsp + %d], rax" % SAVED_RSP)
-    # DW_CFA_def_cfa_expression: CFA = *(rsp + SAVED_RSP) + cfa
-    o.ins(".cfi_escape", "0x0f, 0x05, 0x77, 0x%02x, 0x06, 0x23, 0x%02x" % (SAVED_RSP, cfa),
-          comment="CFA = [rsp + %d] + %d" % (SAVED_RSP, cfa))
+    # DW_CFA_def_cfa_expression: CFA = *(rsp + SAVED_RSP) + CFA_OFF
+    o.ins(".cfi_escape", "0x0f, 0x05, 0x77, 0x%02x, 0x06, 0x23, 0x%02x" % (SAVED_RSP, CFA_OFF),
+          comment="CFA = [rsp + %d] + %d" % (SAVED_RSP, CFA_OFF))
     o.ins("mov", "qword ptr [rsp + %d], rdx" % LEFT, comment="blocks left")
     o.ins("mov", "qword ptr [rsp + %d], rsi" % INP, comment="input")
-    o.ins("vmovdqa", ROT8, "ymmword ptr [rip + .Lsha512_rot8]")
-    for i in range(8):
-        o.ins("mov", VARS[i], "qword ptr [%s + %d]" % (STATE, 8 * i))
-    o.blank()
-    o.label(".Lsha512_pair")
-    inb = ROUND_REGS[0]
-    o.note("A at rsi; B at %s: the next block, or A again for a lone last block" % inb)
-    o.ins("mov", KP, "qword ptr [rsp + %d]" % INP)
-    o.ins("lea", inb, "[%s + 128]" % KP)
-    o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
-    o.ins("cmove", inb, KP, comment="one block left (public)")
-    load_pair(o, inb)
-    o.blank()
-    o.note("block A: rounds 0..63 by 16, with the schedule steps 8..39 of the pair,")
-    o.note("rbp = W + K entry 8i, rsi = the K pairs of entry 8i")
-    block_start(o)
-    o.ins("lea", KP, "[rip + .Lsha512_k2]")
-    o.label(".Lsha512_a", True)
-    vec = []
-    for k in range(8, 16):
-        vec += sched_step(k, k)
-    rounds16(o, 0, 0, vec)
-    o.ins("add", WKP, "256")
-    o.ins("add", KP, "256")
-    o.ins("lea", x, "[rip + .Lsha512_k2 + 1024]")
-    o.ins("cmp", KP, x)
-    o.ins("jne", ".Lsha512_a", comment="4 times (public)")
-    o.note("block A: rounds 64..79")
-    rounds16(o, 64, 0)
-    block_end(o)
-    o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
-    o.ins("je", ".Lsha512_done", comment="a lone last block (public)")
-    o.blank()
-    o.note("block B: 80 rounds by 8 from the high lanes of W + K")
-    block_start(o)
-    o.label(".Lsha512_b", True)
-    rounds_n(o, 8, 0, 1)
-    o.ins("add", WKP, "128")
-    o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES))
-    o.ins("cmp", WKP, x)
-    o.ins("jne", ".Lsha512_b", comment="10 times (public)")
-    block_end(o)
-    o.ins("add", "qword ptr [rsp + %d], 256" % INP)
-    o.ins("sub", "qword ptr [rsp + %d], 2" % LEFT)
-    o.ins("jnz", ".Lsha512_pair", comment="more blocks (public)")
-    o.blank()
+    o.ins("mov", "qword ptr [rsp + %d], rdi" % STATEP, comment="state")
+
+
+def epilogue(o):
     o.label(".Lsha512_done")
     o.note("wipe W + K (derived from the message) and every vector register")
     o.ins("vpxor", "xmm0, xmm0, xmm0")
@@ -377,7 +343,7 @@ def gen(o):
         o.ins("vmovdqa", "ymmword ptr [rsp + %d]" % (WK + 32 * j), "ymm0")
     o.ins("vzeroall")
     o.ins("mov", "rsp, qword ptr [rsp + %d]" % SAVED_RSP)
-    o.ins(".cfi_def_cfa", "rsp, %d" % cfa)
+    o.ins(".cfi_def_cfa", "rsp, %d" % CFA_OFF)
     for r in reversed(CALLEE_SAVED):
         o.ins("pop", r)
         o.ins(".cfi_adjust_cfa_offset", "-8")
@@ -386,6 +352,107 @@ def gen(o):
     o.ins("ret")
     o.lines.append("SIGIL_ENDFUNC(%s)" % NAME)
     o.blank()
+
+
+def steps(first, wp, kp):
+    """Schedule steps first .. first+7 (W + K entry first + s at wp + 32 s,
+    its K pair at kp + 32 s)."""
+    vec = []
+    for s_ in range(8):
+        vec += sched_step(first + s_, s_, wp, kp)
+    return vec
+
+
+def gen(o):
+    x = ROUND_REGS[1]
+    P = WKP
+    o.note("void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks);")
+    o.note("rdi = state, rsi = in, rdx = nblocks")
+    prologue(o)
+    o.ins("vmovdqa", ROT8, "ymmword ptr [rip + .Lsha512_rot8]")
+    for i in range(8):
+        o.ins("mov", VARS[i], "qword ptr [rdi + %d]" % (8 * i))
+    o.blank()
+    o.note("the first pair: X[0..7] and steps 8..23 before any round")
+    o.ins("lea", "rdi, [rsi + 128]")
+    o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
+    o.ins("cmove", "rdi, rsi", comment="one block: B = A (public)")
+    emit(o, load_list("rsi", "rdi"))
+    o.ins("lea", WP, "[rsp + %d]" % WK)
+    o.ins("lea", KP, "[rip + .Lsha512_k2]")
+    for j in range(8, 24):
+        emit(o, sched_step(j, j, WP, KP))
+    o.ins("add", WP, "%d" % (32 * 24))
+    o.ins("add", KP, "%d" % (32 * 24))
+    o.ins("jmp", ".Lsha512_start_a")
+    o.blank()
+    o.note("32 rounds with 8 schedule steps: B's rounds 48..79 (the next pair's steps 16..23),")
+    o.note("A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1),")
+    o.note("rdi writes it, rsi reads the K pairs; rsi tells which of the three this was")
+    o.label(".Lsha512_body", True)
+    emit(o, rounds_list(32, 0, 0, steps(8, WP, KP)))
+    o.ins("add", P, "512")
+    o.ins("add", WP, "256")
+    o.ins("add", KP, "256")
+    o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 24))
+    o.ins("cmp", KP, x)
+    o.ins("jne", ".Lsha512_not_b", comment="(public)")
+    o.note("end of block B")
+    block_end(o)
+    o.ins("add", "qword ptr [rsp + %d], 256" % INP)
+    o.ins("sub", "qword ptr [rsp + %d], 2" % LEFT)
+    o.ins("jz", ".Lsha512_done", comment="no blocks left (public)")
+    o.label(".Lsha512_start_a")
+    o.note("block A: rbp = lane 0 of W + K entry 0")
+    o.ins("lea", P, "[rsp + %d]" % WK)
+    o.ins("mov", ROUND_REGS[0], VARS[1])
+    o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
+    o.ins("jmp", ".Lsha512_body")
+    o.label(".Lsha512_not_b")
+    o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 40))
+    o.ins("cmp", KP, x)
+    o.ins("jne", ".Lsha512_body", comment="A's rounds 32..63 next (public)")
+    o.blank()
+    o.note("16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15")
+    o.label(".Lsha512_plain", True)
+    emit(o, rounds_list(16, 0, 0))
+    o.ins("add", P, "256")
+    o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES))
+    o.ins("cmp", P, x)
+    o.ins("jne", ".Lsha512_b16", comment="(public)")
+    o.note("end of block A")
+    block_end(o)
+    o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
+    o.ins("je", ".Lsha512_done", comment="a lone last block (public)")
+    o.note("block B: rbp = lane 1 of W + K entry 0")
+    o.ins("lea", P, "[rsp + %d]" % (WK + 16))
+    o.ins("mov", ROUND_REGS[0], VARS[1])
+    o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
+    o.ins("jmp", ".Lsha512_plain")
+    o.blank()
+    o.note("B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15")
+    o.label(".Lsha512_b16")
+    o.ins("mov", x, "qword ptr [rsp + %d]" % INP)
+    o.ins("lea", "rdi", "[%s + 256]" % x)
+    o.ins("lea", "rsi", "[%s + 384]" % x)
+    o.ins("cmp", "qword ptr [rsp + %d], 3" % LEFT)
+    o.ins("cmove", "rsi", "rdi", comment="three left: the next is a lone block, B = A (public)")
+    o.ins("cmp", "qword ptr [rsp + %d], 2" % LEFT)
+    o.ins("cmove", "rdi", x, comment="no next pair: load this one again, unused (public)")
+    o.ins("cmove", "rsi", x)
+    o.note("rounds 16..23, with the loads")
+    emit(o, rounds_list(8, 16, 0, load_list("rdi", "rsi")))
+    o.ins("add", P, "128")
+    o.ins("lea", WP, "[rsp + %d]" % (WK + 256))
+    o.ins("lea", KP, "[rip + .Lsha512_k2 + 256]")
+    o.note("rounds 24..47, with the steps 8..15")
+    emit(o, rounds_list(24, 24, 0, steps(8, WP, KP)))
+    o.ins("add", P, "384")
+    o.ins("add", WP, "256")
+    o.ins("add", KP, "256")
+    o.ins("jmp", ".Lsha512_body")
+    o.blank()
+    epilogue(o)
 
 
 def gen_data(o):
