@@ -49,7 +49,8 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	mov	r10, qword ptr [rdi + 48]
 	mov	r11, qword ptr [rdi + 56]
 
-	/* the first pair: X[0..7] and steps 8..23 before any round */
+	/* the first pair: X[0..7], then block A's rounds 0..63 with all of the pair's */
+	/* steps 8..39, one beside every two rounds (nothing earlier to hide them behind) */
 	lea	rdi, [rsi + 128]
 	cmp	qword ptr [rsp + 8], 1
 	cmove	rdi, rsi                                 /* one block: B = A (public) */
@@ -94,379 +95,586 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpshufb	ymm7, ymm7, ymm11
 	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
 	vmovdqa	ymmword ptr [rsp + 256], ymm9
-	lea	rdi, [rsp + 32]
+	lea	rbp, [rsp + 32]
 	lea	rsi, [rip + .Lsha512_k2]
+	mov	r12, rbx
+	xor	r12, rcx                                   /* b ^ c */
+	.p2align	6
+.Lsha512_first:
+	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
 	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
 	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	vpaddq	ymm0, ymm0, ymm10
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 8]                   /* round 1: h + W_1 + K_1 */
+	andn	r12, rdx, r9                              /* ~e & g */
 	vpsrlq	ymm10, ymm7, 19
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
 	vpsllq	ymm11, ymm7, 45
+	lea	r10, [r10 + r12]
+	mov	r12, r8
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm7, 61
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
 	vpsllq	ymm11, ymm7, 3
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm7, 6
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 256], ymm8          /* W + K */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 256], ymm8          /* W + K */
+	add	r9, qword ptr [rbp + 32]                   /* round 2: h + W_2 + K_2 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
 	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
 	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpaddq	ymm1, ymm1, ymm10
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round 3: h + W_3 + K_3 */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsrlq	ymm10, ymm0, 19
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
 	vpsllq	ymm11, ymm0, 45
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm0, 61
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
 	vpsllq	ymm11, ymm0, 3
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
 	vpsrlq	ymm11, ymm0, 6
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 288], ymm8          /* W + K */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 288], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 64]                  /* round 4: h + W_4 + K_4 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
 	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
 	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	vpaddq	ymm2, ymm2, ymm10
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round 5: h + W_5 + K_5 */
+	andn	r12, r11, rbx                             /* ~e & g */
 	vpsrlq	ymm10, ymm1, 19
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
 	vpsllq	ymm11, ymm1, 45
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm1, 61
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
 	vpsllq	ymm11, ymm1, 3
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm1, 6
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 320], ymm8          /* W + K */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 320], ymm8          /* W + K */
+	add	rbx, qword ptr [rbp + 96]                  /* round 6: h + W_6 + K_6 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
 	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
 	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpaddq	ymm3, ymm3, ymm10
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round 7: h + W_7 + K_7 */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpsrlq	ymm10, ymm2, 19
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
 	vpsllq	ymm11, ymm2, 45
+	lea	rax, [rax + r12]
+	mov	r12, r10
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm2, 61
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
 	vpsllq	ymm11, ymm2, 3
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm2, 6
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 352], ymm8          /* W + K */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 352], ymm8          /* W + K */
+	add	r11, qword ptr [rbp + 128]                 /* round 8: h + W_8 + K_8 */
+	andn	r15, r8, r10                              /* ~e & g */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	lea	r11, [r11 + r15]
 	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, r9
+	and	r15, r8                                    /* e & f */
 	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	r11, [r11 + r13]                           /* T1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	vpaddq	ymm4, ymm4, ymm10
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 136]                 /* round 9: h + W_9 + K_9 */
+	andn	r12, rdx, r9                              /* ~e & g */
 	vpsrlq	ymm10, ymm3, 19
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
 	vpsllq	ymm11, ymm3, 45
+	lea	r10, [r10 + r12]
+	mov	r12, r8
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm3, 61
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r13]                           /* T1 */
 	vpsllq	ymm11, ymm3, 3
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	mov	r12, r11
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, rax                                   /* a ^ b */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm3, 6
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 384], ymm8          /* W + K */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 384], ymm8          /* W + K */
+	add	r9, qword ptr [rbp + 160]                  /* round 10: h + W_10 + K_10 */
+	andn	r15, rcx, r8                              /* ~e & g */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	lea	r9, [r9 + r15]
 	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, rdx
+	and	r15, rcx                                   /* e & f */
 	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	r9, [r9 + r13]                             /* T1 */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpaddq	ymm5, ymm5, ymm10
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 168]                  /* round 11: h + W_11 + K_11 */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsrlq	ymm10, ymm4, 19
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
 	vpsllq	ymm11, ymm4, 45
+	lea	r8, [r8 + r12]
+	mov	r12, rcx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm4, 61
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r13]                             /* T1 */
 	vpsllq	ymm11, ymm4, 3
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	mov	r12, r9
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, r10                                   /* a ^ b */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
 	vpsrlq	ymm11, ymm4, 6
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 416], ymm8          /* W + K */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 416], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 192]                 /* round 12: h + W_12 + K_12 */
+	andn	r15, rax, rcx                             /* ~e & g */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	lea	rdx, [rdx + r15]
 	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, rbx
+	and	r15, rax                                   /* e & f */
 	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	rdx, [rdx + r13]                           /* T1 */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	vpaddq	ymm6, ymm6, ymm10
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 200]                 /* round 13: h + W_13 + K_13 */
+	andn	r12, r11, rbx                             /* ~e & g */
 	vpsrlq	ymm10, ymm5, 19
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
 	vpsllq	ymm11, ymm5, 45
+	lea	rcx, [rcx + r12]
+	mov	r12, rax
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm5, 61
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r13]                           /* T1 */
 	vpsllq	ymm11, ymm5, 3
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	mov	r12, rdx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, r8                                    /* a ^ b */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm5, 6
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 448], ymm8          /* W + K */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 448], ymm8          /* W + K */
+	add	rbx, qword ptr [rbp + 224]                 /* round 14: h + W_14 + K_14 */
+	andn	r15, r10, rax                             /* ~e & g */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	lea	rbx, [rbx + r15]
 	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	mov	r15, r11
+	and	r15, r10                                   /* e & f */
 	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	xor	r13, r14
+	rorx	r14, r10, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
+	lea	rbx, [rbx + r13]                           /* T1 */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
 	vpsrlq	ymm11, ymm8, 7
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpaddq	ymm7, ymm7, ymm10
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 232]                 /* round 15: h + W_15 + K_15 */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpsrlq	ymm10, ymm6, 19
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
 	vpsllq	ymm11, ymm6, 45
+	lea	rax, [rax + r12]
+	mov	r12, r10
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14
 	vpsrlq	ymm11, ymm6, 61
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r13]                           /* T1 */
 	vpsllq	ymm11, ymm6, 3
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	mov	r12, rbx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	xor	r12, rcx                                   /* a ^ b */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm6, 6
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	xor	r13, r14
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 480], ymm8          /* W + K */
-	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm0, ymm0, ymm10
-	vpsrlq	ymm10, ymm7, 19
-	vpsllq	ymm11, ymm7, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm7, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm7, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm7, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 512]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 512], ymm8          /* W + K */
-	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm1, ymm1, ymm10
-	vpsrlq	ymm10, ymm0, 19
-	vpsllq	ymm11, ymm0, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm0, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm0, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm0, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 544]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 544], ymm8          /* W + K */
-	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm2, ymm2, ymm10
-	vpsrlq	ymm10, ymm1, 19
-	vpsllq	ymm11, ymm1, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm1, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm1, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm1, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 576]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 576], ymm8          /* W + K */
-	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm3, ymm3, ymm10
-	vpsrlq	ymm10, ymm2, 19
-	vpsllq	ymm11, ymm2, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm2, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm2, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm2, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 608]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 608], ymm8          /* W + K */
-	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm4, ymm4, ymm10
-	vpsrlq	ymm10, ymm3, 19
-	vpsllq	ymm11, ymm3, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm3, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm3, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm3, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 640]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 640], ymm8          /* W + K */
-	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm5, ymm5, ymm10
-	vpsrlq	ymm10, ymm4, 19
-	vpsllq	ymm11, ymm4, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm4, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm4, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm4, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 672]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 672], ymm8          /* W + K */
-	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm6, ymm6, ymm10
-	vpsrlq	ymm10, ymm5, 19
-	vpsllq	ymm11, ymm5, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm5, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm5, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm5, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 704]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 704], ymm8          /* W + K */
-	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
-	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
-	vpsrlq	ymm10, ymm8, 1
-	vpsllq	ymm11, ymm8, 63
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	vpsrlq	ymm11, ymm8, 7
-	vpxor	ymm10, ymm10, ymm11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	vpaddq	ymm7, ymm7, ymm10
-	vpsrlq	ymm10, ymm6, 19
-	vpsllq	ymm11, ymm6, 45
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	vpsrlq	ymm11, ymm6, 61
-	vpxor	ymm10, ymm10, ymm11
-	vpsllq	ymm11, ymm6, 3
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	vpsrlq	ymm11, ymm6, 6
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 736]     /* + K */
-	vmovdqa	ymmword ptr [rdi + 736], ymm8          /* W + K */
-	add	rdi, 768
-	add	rsi, 768
-	jmp	.Lsha512_start_a
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 480], ymm8          /* W + K */
+	add	rbp, 256
+	add	rsi, 256
+	lea	r13, [rip + .Lsha512_k2 + 1024]
+	cmp	rsi, r13
+	jne	.Lsha512_first                             /* 4 times (public) */
+	jmp	.Lsha512_plain                             /* A's rounds 64..79 */
 
 	/* 32 rounds with 8 schedule steps: B's rounds 48..79 (the next pair's steps 16..23), */
 	/* A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1), */
@@ -1882,16 +2090,16 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r12, rcx                                   /* b ^ c */
 	jmp	.Lsha512_plain
 
-	/* B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15 */
+	/* B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15; */
+	/* or, for the last pair, on to .Lsha512_last_b */
 .Lsha512_b16:
+	cmp	qword ptr [rsp + 8], 2
+	je	.Lsha512_last_b                             /* no next pair (public) */
 	mov	r13, qword ptr [rsp + 16]
 	lea	rdi, [r13 + 256]
 	lea	rsi, [r13 + 384]
 	cmp	qword ptr [rsp + 8], 3
 	cmove	rsi, rdi                                 /* three left: the next is a lone block, B = A (public) */
-	cmp	qword ptr [rsp + 8], 2
-	cmove	rdi, r13                                 /* no next pair: load this one again, unused (public) */
-	cmove	rsi, r13
 	/* rounds 16..23, with the loads */
 	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_16 + K_16 */
 	andn	r15, r8, r10                              /* ~e & g */
@@ -2894,6 +3102,31 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	add	rdi, 256
 	add	rsi, 256
 	jmp	.Lsha512_body
+
+	/* the last pair's B: its rounds 16..79 by 16 without schedule work */
+.Lsha512_last_b:
+	lea	r13, [rsp + 1328]
+	cmp	rbp, r13
+	jne	.Lsha512_plain                             /* (public) */
+	/* state += a..h; the registers keep the sum (the next block's start) */
+	mov	r13, qword ptr [rsp + 24]
+	add	rax, qword ptr [r13 + 0]
+	mov	qword ptr [r13 + 0], rax
+	add	rbx, qword ptr [r13 + 8]
+	mov	qword ptr [r13 + 8], rbx
+	add	rcx, qword ptr [r13 + 16]
+	mov	qword ptr [r13 + 16], rcx
+	add	rdx, qword ptr [r13 + 24]
+	mov	qword ptr [r13 + 24], rdx
+	add	r8, qword ptr [r13 + 32]
+	mov	qword ptr [r13 + 32], r8
+	add	r9, qword ptr [r13 + 40]
+	mov	qword ptr [r13 + 40], r9
+	add	r10, qword ptr [r13 + 48]
+	mov	qword ptr [r13 + 48], r10
+	add	r11, qword ptr [r13 + 56]
+	mov	qword ptr [r13 + 56], r11
+	jmp	.Lsha512_done
 
 .Lsha512_done:
 	/* wipe W + K (derived from the message) and every vector register */

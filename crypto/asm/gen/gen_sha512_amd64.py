@@ -33,14 +33,19 @@ output says what it computes):
          after B has read it);
        block A of pair p+1, rounds 0..31: steps 24..31, rounds 32..63:
          steps 32..39 (each well before the round that reads it);
-     the first pair's X[0..7] and steps 8..23 are computed before its
-     first round. The last pair loads itself again (the result is not
-     used); a lone last block is a pair with B = A whose B is not run.
+     the first pair has nothing before it: its block A computes all its
+     steps beside rounds 0..63, one every two rounds (computing steps
+     8..23 before the first round instead cost about 10 % on one- and
+     two-block calls, which are what signing hashes). The last pair loads
+     nothing (no next pair to schedule); a lone last block is a pair
+     with B = A whose B is not run; the last pair's B runs its rounds
+     16..79 in the 16-round body without schedule work.
      Code: one body of 32 rounds with 8 steps (run three times a pair: B's
      rounds 48..79, A's 0..31 and 32..63; the K cursor says which), one of
-     16 rounds without (A's 64..79, B's 0..15), and B's rounds 16..47 with
-     the loads and steps 8..15: about 80 rounds of code, which stays in
-     the micro-op cache (the whole 160 rounds unrolled, 22 KiB, do not).
+     16 rounds without (A's 64..79, B's 0..15), B's rounds 16..47 with the
+     loads and steps 8..15, and the first pair's 16 rounds with 8 steps
+     (4 times): about 100 rounds of code, which stays in the micro-op
+     cache (the whole 160 rounds unrolled, 22 KiB, do not).
   3. A round is 22 ALU instructions (and two register moves, which the
      renamer absorbs), since this is what bounds it on a core with four
      integer ALUs; with b ^ c carried from the previous round (its a ^ b),
@@ -373,18 +378,27 @@ def gen(o):
     for i in range(8):
         o.ins("mov", VARS[i], "qword ptr [rdi + %d]" % (8 * i))
     o.blank()
-    o.note("the first pair: X[0..7] and steps 8..23 before any round")
+    o.note("the first pair: X[0..7], then block A's rounds 0..63 with all of the pair's")
+    o.note("steps 8..39, one beside every two rounds (nothing earlier to hide them behind)")
     o.ins("lea", "rdi, [rsi + 128]")
     o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
     o.ins("cmove", "rdi, rsi", comment="one block: B = A (public)")
     emit(o, load_list("rsi", "rdi"))
-    o.ins("lea", WP, "[rsp + %d]" % WK)
+    o.ins("lea", P, "[rsp + %d]" % WK)
     o.ins("lea", KP, "[rip + .Lsha512_k2]")
-    for j in range(8, 24):
-        emit(o, sched_step(j, j, WP, KP))
-    o.ins("add", WP, "%d" % (32 * 24))
-    o.ins("add", KP, "%d" % (32 * 24))
-    o.ins("jmp", ".Lsha512_start_a")
+    o.ins("mov", ROUND_REGS[0], VARS[1])
+    o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
+    o.label(".Lsha512_first", True)
+    vec = []
+    for k in range(8, 16):
+        vec += sched_step(k, k, P, KP)
+    emit(o, rounds_list(16, 0, 0, vec))
+    o.ins("add", P, "256")
+    o.ins("add", KP, "256")
+    o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 32))
+    o.ins("cmp", KP, x)
+    o.ins("jne", ".Lsha512_first", comment="4 times (public)")
+    o.ins("jmp", ".Lsha512_plain", comment="A's rounds 64..79")
     o.blank()
     o.note("32 rounds with 8 schedule steps: B's rounds 48..79 (the next pair's steps 16..23),")
     o.note("A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1),")
@@ -430,16 +444,16 @@ def gen(o):
     o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
     o.ins("jmp", ".Lsha512_plain")
     o.blank()
-    o.note("B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15")
+    o.note("B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15;")
+    o.note("or, for the last pair, on to .Lsha512_last_b")
     o.label(".Lsha512_b16")
+    o.ins("cmp", "qword ptr [rsp + %d], 2" % LEFT)
+    o.ins("je", ".Lsha512_last_b", comment="no next pair (public)")
     o.ins("mov", x, "qword ptr [rsp + %d]" % INP)
     o.ins("lea", "rdi", "[%s + 256]" % x)
     o.ins("lea", "rsi", "[%s + 384]" % x)
     o.ins("cmp", "qword ptr [rsp + %d], 3" % LEFT)
     o.ins("cmove", "rsi", "rdi", comment="three left: the next is a lone block, B = A (public)")
-    o.ins("cmp", "qword ptr [rsp + %d], 2" % LEFT)
-    o.ins("cmove", "rdi", x, comment="no next pair: load this one again, unused (public)")
-    o.ins("cmove", "rsi", x)
     o.note("rounds 16..23, with the loads")
     emit(o, rounds_list(8, 16, 0, load_list("rdi", "rsi")))
     o.ins("add", P, "128")
@@ -451,6 +465,14 @@ def gen(o):
     o.ins("add", WP, "256")
     o.ins("add", KP, "256")
     o.ins("jmp", ".Lsha512_body")
+    o.blank()
+    o.note("the last pair's B: its rounds 16..79 by 16 without schedule work")
+    o.label(".Lsha512_last_b")
+    o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES + 16))
+    o.ins("cmp", P, x)
+    o.ins("jne", ".Lsha512_plain", comment="(public)")
+    block_end(o)
+    o.ins("jmp", ".Lsha512_done")
     o.blank()
     epilogue(o)
 
