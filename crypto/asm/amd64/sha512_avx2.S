@@ -101,7 +101,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r12, rcx                                   /* b ^ c */
 	.p2align	6
 .Lsha512_first:
-	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
+	add	r11, qword ptr [rbp + 0]                   /* round 16 i + 0: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -136,7 +136,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	vpaddq	ymm0, ymm0, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 1: h + W_1 + K_1 */
+	add	r10, qword ptr [rbp + 8]                   /* round 16 i + 1: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpsrlq	ymm10, ymm7, 19
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -172,7 +172,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 256], ymm8          /* W + K */
-	add	r9, qword ptr [rbp + 32]                   /* round 2: h + W_2 + K_2 */
+	add	r9, qword ptr [rbp + 32]                   /* round 16 i + 2: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -207,7 +207,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpaddq	ymm1, ymm1, ymm10
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 3: h + W_3 + K_3 */
+	add	r8, qword ptr [rbp + 40]                   /* round 16 i + 3: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsrlq	ymm10, ymm0, 19
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
@@ -243,7 +243,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 288], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 64]                  /* round 4: h + W_4 + K_4 */
+	add	rdx, qword ptr [rbp + 64]                  /* round 16 i + 4: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -278,7 +278,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	vpaddq	ymm2, ymm2, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 5: h + W_5 + K_5 */
+	add	rcx, qword ptr [rbp + 72]                  /* round 16 i + 5: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpsrlq	ymm10, ymm1, 19
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -314,7 +314,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 320], ymm8          /* W + K */
-	add	rbx, qword ptr [rbp + 96]                  /* round 6: h + W_6 + K_6 */
+	add	rbx, qword ptr [rbp + 96]                  /* round 16 i + 6: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -349,7 +349,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpaddq	ymm3, ymm3, ymm10
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 7: h + W_7 + K_7 */
+	add	rax, qword ptr [rbp + 104]                 /* round 16 i + 7: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpsrlq	ymm10, ymm2, 19
 	rorx	r13, r9, 14                               /* ROTR14(e) */
@@ -385,7 +385,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 352], ymm8          /* W + K */
-	add	r11, qword ptr [rbp + 128]                 /* round 8: h + W_8 + K_8 */
+	add	r11, qword ptr [rbp + 128]                 /* round 16 i + 8: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -420,7 +420,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	vpaddq	ymm4, ymm4, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round 9: h + W_9 + K_9 */
+	add	r10, qword ptr [rbp + 136]                 /* round 16 i + 9: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpsrlq	ymm10, ymm3, 19
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -456,7 +456,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 384], ymm8          /* W + K */
-	add	r9, qword ptr [rbp + 160]                  /* round 10: h + W_10 + K_10 */
+	add	r9, qword ptr [rbp + 160]                  /* round 16 i + 10: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -491,7 +491,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpaddq	ymm5, ymm5, ymm10
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 11: h + W_11 + K_11 */
+	add	r8, qword ptr [rbp + 168]                  /* round 16 i + 11: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsrlq	ymm10, ymm4, 19
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
@@ -527,7 +527,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 416], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 192]                 /* round 12: h + W_12 + K_12 */
+	add	rdx, qword ptr [rbp + 192]                 /* round 16 i + 12: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -562,7 +562,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	vpaddq	ymm6, ymm6, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 13: h + W_13 + K_13 */
+	add	rcx, qword ptr [rbp + 200]                 /* round 16 i + 13: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpsrlq	ymm10, ymm5, 19
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -598,7 +598,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 448], ymm8          /* W + K */
-	add	rbx, qword ptr [rbp + 224]                 /* round 14: h + W_14 + K_14 */
+	add	rbx, qword ptr [rbp + 224]                 /* round 16 i + 14: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
@@ -633,7 +633,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpaddq	ymm7, ymm7, ymm10
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round 15: h + W_15 + K_15 */
+	add	rax, qword ptr [rbp + 232]                 /* round 16 i + 15: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpsrlq	ymm10, ymm6, 19
 	rorx	r13, r9, 14                               /* ROTR14(e) */
@@ -681,7 +681,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	/* rdi writes it, rsi reads the K pairs; rsi tells which of the three this was */
 	.p2align	6
 .Lsha512_body:
-	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
+	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -710,7 +710,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 1: h + W_1 + K_1 */
+	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -740,7 +740,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm0, ymm0, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 2: h + W_2 + K_2 */
+	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm7, 19
@@ -770,7 +770,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpsllq	ymm11, ymm7, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 3: h + W_3 + K_3 */
+	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -800,7 +800,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
-	add	rdx, qword ptr [rbp + 64]                  /* round 4: h + W_4 + K_4 */
+	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -829,7 +829,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 5: h + W_5 + K_5 */
+	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -859,7 +859,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm1, ymm1, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round 6: h + W_6 + K_6 */
+	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm0, 19
@@ -889,7 +889,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpsllq	ymm11, ymm0, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 7: h + W_7 + K_7 */
+	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -919,7 +919,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
-	add	r11, qword ptr [rbp + 128]                 /* round 8: h + W_8 + K_8 */
+	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -948,7 +948,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round 9: h + W_9 + K_9 */
+	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -978,7 +978,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm2, ymm2, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round 10: h + W_10 + K_10 */
+	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm1, 19
@@ -1008,7 +1008,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpsllq	ymm11, ymm1, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 11: h + W_11 + K_11 */
+	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -1038,7 +1038,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
-	add	rdx, qword ptr [rbp + 192]                 /* round 12: h + W_12 + K_12 */
+	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -1067,7 +1067,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 13: h + W_13 + K_13 */
+	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -1097,7 +1097,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm3, ymm3, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round 14: h + W_14 + K_14 */
+	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm2, 19
@@ -1127,7 +1127,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpsllq	ymm11, ymm2, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round 15: h + W_15 + K_15 */
+	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -1157,7 +1157,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
-	add	r11, qword ptr [rbp + 256]                 /* round 16: h + W_16 + K_16 */
+	add	r11, qword ptr [rbp + 256]                 /* round t0 + 16: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -1186,7 +1186,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 264]                 /* round 17: h + W_17 + K_17 */
+	add	r10, qword ptr [rbp + 264]                 /* round t0 + 17: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -1216,7 +1216,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm4, ymm4, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 288]                  /* round 18: h + W_18 + K_18 */
+	add	r9, qword ptr [rbp + 288]                  /* round t0 + 18: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm3, 19
@@ -1246,7 +1246,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpsllq	ymm11, ymm3, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 296]                  /* round 19: h + W_19 + K_19 */
+	add	r8, qword ptr [rbp + 296]                  /* round t0 + 19: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -1276,7 +1276,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 320]                 /* round 20: h + W_20 + K_20 */
+	add	rdx, qword ptr [rbp + 320]                 /* round t0 + 20: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -1305,7 +1305,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 328]                 /* round 21: h + W_21 + K_21 */
+	add	rcx, qword ptr [rbp + 328]                 /* round t0 + 21: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -1335,7 +1335,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm5, ymm5, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 352]                 /* round 22: h + W_22 + K_22 */
+	add	rbx, qword ptr [rbp + 352]                 /* round t0 + 22: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm4, 19
@@ -1365,7 +1365,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpsllq	ymm11, ymm4, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 360]                 /* round 23: h + W_23 + K_23 */
+	add	rax, qword ptr [rbp + 360]                 /* round t0 + 23: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -1395,7 +1395,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
-	add	r11, qword ptr [rbp + 384]                 /* round 24: h + W_24 + K_24 */
+	add	r11, qword ptr [rbp + 384]                 /* round t0 + 24: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -1424,7 +1424,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 392]                 /* round 25: h + W_25 + K_25 */
+	add	r10, qword ptr [rbp + 392]                 /* round t0 + 25: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -1454,7 +1454,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm6, ymm6, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 416]                  /* round 26: h + W_26 + K_26 */
+	add	r9, qword ptr [rbp + 416]                  /* round t0 + 26: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm5, 19
@@ -1484,7 +1484,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpsllq	ymm11, ymm5, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 424]                  /* round 27: h + W_27 + K_27 */
+	add	r8, qword ptr [rbp + 424]                  /* round t0 + 27: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -1514,7 +1514,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 448]                 /* round 28: h + W_28 + K_28 */
+	add	rdx, qword ptr [rbp + 448]                 /* round t0 + 28: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -1543,7 +1543,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 456]                 /* round 29: h + W_29 + K_29 */
+	add	rcx, qword ptr [rbp + 456]                 /* round t0 + 29: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -1573,7 +1573,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm7, ymm7, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 480]                 /* round 30: h + W_30 + K_30 */
+	add	rbx, qword ptr [rbp + 480]                 /* round t0 + 30: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm6, 19
@@ -1603,7 +1603,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpsllq	ymm11, ymm6, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 488]                 /* round 31: h + W_31 + K_31 */
+	add	rax, qword ptr [rbp + 488]                 /* round t0 + 31: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -1675,7 +1675,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	/* 16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15 */
 	.p2align	6
 .Lsha512_plain:
-	add	r11, qword ptr [rbp + 0]                   /* round 0: h + W_0 + K_0 */
+	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -1699,7 +1699,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 1: h + W_1 + K_1 */
+	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
@@ -1723,7 +1723,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 2: h + W_2 + K_2 */
+	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
@@ -1747,7 +1747,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 3: h + W_3 + K_3 */
+	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -1771,7 +1771,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round 4: h + W_4 + K_4 */
+	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -1795,7 +1795,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 5: h + W_5 + K_5 */
+	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
@@ -1819,7 +1819,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round 6: h + W_6 + K_6 */
+	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
@@ -1843,7 +1843,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 7: h + W_7 + K_7 */
+	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -1867,7 +1867,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 128]                 /* round 8: h + W_8 + K_8 */
+	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -1891,7 +1891,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round 9: h + W_9 + K_9 */
+	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
@@ -1915,7 +1915,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round 10: h + W_10 + K_10 */
+	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
@@ -1939,7 +1939,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 11: h + W_11 + K_11 */
+	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -1963,7 +1963,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 192]                 /* round 12: h + W_12 + K_12 */
+	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -1987,7 +1987,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 13: h + W_13 + K_13 */
+	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
@@ -2011,7 +2011,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round 14: h + W_14 + K_14 */
+	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
@@ -2035,7 +2035,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round 15: h + W_15 + K_15 */
+	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -2101,7 +2101,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	cmp	qword ptr [rsp + 8], 3
 	cmove	rsi, rdi                                 /* three left: the next is a lone block, B = A (public) */
 	/* rounds 16..23, with the loads */
-	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_16 + K_16 */
+	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -2130,7 +2130,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
-	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_17 + K_17 */
+	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
@@ -2159,7 +2159,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_18 + K_18 */
+	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
@@ -2188,7 +2188,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_19 + K_19 */
+	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	vmovdqa	ymmword ptr [rsp + 96], ymm10
@@ -2217,7 +2217,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_20 + K_20 */
+	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vmovdqa	ymmword ptr [rsp + 128], ymm8
@@ -2246,7 +2246,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_21 + K_21 */
+	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vmovdqa	ymmword ptr [rsp + 160], ymm9
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -2275,7 +2275,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_22 + K_22 */
+	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	vmovdqa	ymmword ptr [rsp + 192], ymm10
 	rorx	r13, r10, 14                              /* ROTR14(e) */
@@ -2304,7 +2304,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_23 + K_23 */
+	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_t + K_t */
 	vmovdqa	ymmword ptr [rsp + 224], ymm8
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
@@ -2338,7 +2338,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdi, [rsp + 288]
 	lea	rsi, [rip + .Lsha512_k2 + 256]
 	/* rounds 24..47, with the steps 8..15 */
-	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_24 + K_24 */
+	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
@@ -2369,7 +2369,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_25 + K_25 */
+	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
@@ -2401,7 +2401,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	vpsrlq	ymm11, ymm7, 61
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_26 + K_26 */
+	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -2433,7 +2433,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
-	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_27 + K_27 */
+	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -2464,7 +2464,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_28 + K_28 */
+	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rax, 14                              /* ROTR14(e) */
@@ -2496,7 +2496,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	vpsrlq	ymm11, ymm0, 61
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_29 + K_29 */
+	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -2528,7 +2528,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
-	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_30 + K_30 */
+	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
@@ -2559,7 +2559,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_31 + K_31 */
+	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r9, 14                               /* ROTR14(e) */
@@ -2591,7 +2591,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	vpsrlq	ymm11, ymm1, 61
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_32 + K_32 */
+	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -2623,7 +2623,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
-	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_33 + K_33 */
+	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
@@ -2654,7 +2654,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_34 + K_34 */
+	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
@@ -2686,7 +2686,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	vpsrlq	ymm11, ymm2, 61
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_35 + K_35 */
+	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -2718,7 +2718,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
-	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_36 + K_36 */
+	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
@@ -2749,7 +2749,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_37 + K_37 */
+	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r11, 14                              /* ROTR14(e) */
@@ -2781,7 +2781,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	vpsrlq	ymm11, ymm3, 61
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_38 + K_38 */
+	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -2813,7 +2813,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
-	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_39 + K_39 */
+	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -2844,7 +2844,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	rax, [rax + r15]                           /* T1 + Maj */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_40 + K_40 */
+	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_t + K_t */
 	andn	r15, r8, r10                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r8, 14                               /* ROTR14(e) */
@@ -2876,7 +2876,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	vpsrlq	ymm11, ymm4, 61
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_41 + K_41 */
+	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_t + K_t */
 	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -2908,7 +2908,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
-	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_42 + K_42 */
+	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_t + K_t */
 	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
@@ -2939,7 +2939,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_43 + K_43 */
+	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_t + K_t */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
@@ -2971,7 +2971,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
 	vpsrlq	ymm11, ymm5, 61
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_44 + K_44 */
+	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_t + K_t */
 	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
@@ -3003,7 +3003,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
-	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_45 + K_45 */
+	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_t + K_t */
 	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
@@ -3034,7 +3034,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	vpsrlq	ymm11, ymm8, 7
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_46 + K_46 */
+	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_t + K_t */
 	andn	r15, r10, rax                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r10, 14                              /* ROTR14(e) */
@@ -3066,7 +3066,7 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	vpsrlq	ymm11, ymm6, 61
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_47 + K_47 */
+	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_t + K_t */
 	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11

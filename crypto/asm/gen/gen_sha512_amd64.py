@@ -171,17 +171,18 @@ def wk(k, lane, word):
     return "qword ptr [%s + %d]" % (WKP, 32 * k + 16 * lane + 8 * word)
 
 
-def rnd(t, v, regs, lane, k):
-    """Round t (FIPS 180-4 6.4.2 step 3) of block lane: v = the registers of
-    a..h as they stand, regs = (bc, x, y, z) with bc = b ^ c; W + K at
-    cursor entry k. 22 ALU instructions (the two MOVs are renames).
+def rnd(t, v, regs, lane, k, word):
+    """One round (FIPS 180-4 6.4.2 step 3) of block lane, t its name in the
+    comments: v = the registers of a..h as they stand, regs = (bc, x, y, z)
+    with bc = b ^ c; W + K at word `word` of cursor entry k. 22 ALU
+    instructions (the two MOVs are renames).
     Afterwards the register of h holds the new a, that of d the new e, and
     z holds a ^ b, the next round's b ^ c: the next round's regs are
     (z, x, y, bc)."""
     a, b, c, d, e, f, g, h = v
     bc, x, y, z = regs
     return [
-        ("add", (h, wk(k, lane, t % 2)), "round %d: h + W_%d + K_%d" % (t, t, t)),
+        ("add", (h, wk(k, lane, word)), "round %s: h + W_t + K_t" % t),
         ("andn", (z, e, g), "~e & g"),
         ("rorx", (x, e, "14"), "ROTR14(e)"),
         ("rorx", (y, e, "18"), "ROTR18(e)"),
@@ -276,7 +277,8 @@ def emit(o, lst):
 
 
 def rounds_list(n, t0, lane, vector=()):
-    """Rounds t0 .. t0+n-1 (n a multiple of 8) of block lane, from W + K
+    """Rounds t0 .. t0+n-1 (n a multiple of 8; t0 a number, or a format
+    for the comments of a body that runs at several t0) of block lane, from W + K
     cursor entries 0 .. n/2-1, with the vector instructions spread over
     them. The variables and the round registers end where they started
     (n = 8 m: the names come back; n even: the roles of bc and z swap
@@ -285,7 +287,8 @@ def rounds_list(n, t0, lane, vector=()):
     regs = list(ROUND_REGS)
     lst = []
     for i in range(n):
-        lst.append(rnd(t0 + i, v, regs, lane, i // 2))
+        name = str(t0 + i) if isinstance(t0, int) else t0 % i
+        lst.append(rnd(name, v, regs, lane, i // 2, i % 2))
         v = rotate(v)
         regs = [regs[3], regs[1], regs[2], regs[0]]
     assert v == VARS and regs == ROUND_REGS
@@ -392,7 +395,7 @@ def gen(o):
     vec = []
     for k in range(8, 16):
         vec += sched_step(k, k, P, KP)
-    emit(o, rounds_list(16, 0, 0, vec))
+    emit(o, rounds_list(16, "16 i + %d", 0, vec))
     o.ins("add", P, "256")
     o.ins("add", KP, "256")
     o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 32))
@@ -404,7 +407,7 @@ def gen(o):
     o.note("A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1),")
     o.note("rdi writes it, rsi reads the K pairs; rsi tells which of the three this was")
     o.label(".Lsha512_body", True)
-    emit(o, rounds_list(32, 0, 0, steps(8, WP, KP)))
+    emit(o, rounds_list(32, "t0 + %d", 0, steps(8, WP, KP)))
     o.ins("add", P, "512")
     o.ins("add", WP, "256")
     o.ins("add", KP, "256")
@@ -429,7 +432,7 @@ def gen(o):
     o.blank()
     o.note("16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15")
     o.label(".Lsha512_plain", True)
-    emit(o, rounds_list(16, 0, 0))
+    emit(o, rounds_list(16, "t0 + %d", 0))
     o.ins("add", P, "256")
     o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES))
     o.ins("cmp", P, x)
