@@ -101,572 +101,572 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r12, rcx                                   /* b ^ c */
 	.p2align	6
 .Lsha512_first:
-	add	r11, qword ptr [rbp + 0]                   /* round 16 i + 0: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
-	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	r11, qword ptr [rbp + 0]                   /* round 16 i + 0: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
-	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm0, ymm0, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 16 i + 1: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpsrlq	ymm10, ymm7, 19
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 8]                   /* round 16 i + 1: h + W_t + K_t */
+	vpsrlq	ymm10, ymm7, 19
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	vpsllq	ymm11, ymm7, 45
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	vpsrlq	ymm11, ymm7, 61
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	vpsllq	ymm11, ymm7, 3
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm7, 3
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	vpsrlq	ymm11, ymm7, 6
-	rorx	r14, r11, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 256], ymm8          /* W + K */
-	add	r9, qword ptr [rbp + 32]                   /* round 16 i + 2: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	r9, qword ptr [rbp + 32]                   /* round 16 i + 2: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm1, ymm1, ymm10
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 16 i + 3: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
-	vpsrlq	ymm10, ymm0, 19
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 40]                   /* round 16 i + 3: h + W_t + K_t */
+	vpsrlq	ymm10, ymm0, 19
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsllq	ymm11, ymm0, 45
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpsrlq	ymm11, ymm0, 61
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpsllq	ymm11, ymm0, 3
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm0, 3
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpsrlq	ymm11, ymm0, 6
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 288], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 64]                  /* round 16 i + 4: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	rdx, qword ptr [rbp + 64]                  /* round 16 i + 4: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
-	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm2, ymm2, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 16 i + 5: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpsrlq	ymm10, ymm1, 19
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 72]                  /* round 16 i + 5: h + W_t + K_t */
+	vpsrlq	ymm10, ymm1, 19
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	vpsllq	ymm11, ymm1, 45
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	vpsrlq	ymm11, ymm1, 61
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	vpsllq	ymm11, ymm1, 3
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm1, 3
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	vpsrlq	ymm11, ymm1, 6
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 320], ymm8          /* W + K */
-	add	rbx, qword ptr [rbp + 96]                  /* round 16 i + 6: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	rbx, qword ptr [rbp + 96]                  /* round 16 i + 6: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm3, ymm3, ymm10
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 16 i + 7: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
-	vpsrlq	ymm10, ymm2, 19
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 104]                 /* round 16 i + 7: h + W_t + K_t */
+	vpsrlq	ymm10, ymm2, 19
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpsllq	ymm11, ymm2, 45
 	lea	rax, [rax + r12]
 	mov	r12, r10
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpsrlq	ymm11, ymm2, 61
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpsllq	ymm11, ymm2, 3
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm2, 3
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpsrlq	ymm11, ymm2, 6
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 352], ymm8          /* W + K */
-	add	r11, qword ptr [rbp + 128]                 /* round 16 i + 8: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
-	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	r11, qword ptr [rbp + 128]                 /* round 16 i + 8: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
-	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm4, ymm4, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round 16 i + 9: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpsrlq	ymm10, ymm3, 19
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 136]                 /* round 16 i + 9: h + W_t + K_t */
+	vpsrlq	ymm10, ymm3, 19
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	vpsllq	ymm11, ymm3, 45
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	vpsrlq	ymm11, ymm3, 61
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	vpsllq	ymm11, ymm3, 3
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm3, 3
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	vpsrlq	ymm11, ymm3, 6
-	rorx	r14, r11, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 384], ymm8          /* W + K */
-	add	r9, qword ptr [rbp + 160]                  /* round 16 i + 10: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	r9, qword ptr [rbp + 160]                  /* round 16 i + 10: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm5, ymm5, ymm10
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 16 i + 11: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
-	vpsrlq	ymm10, ymm4, 19
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 168]                  /* round 16 i + 11: h + W_t + K_t */
+	vpsrlq	ymm10, ymm4, 19
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsllq	ymm11, ymm4, 45
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpsrlq	ymm11, ymm4, 61
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpsllq	ymm11, ymm4, 3
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm4, 3
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpsrlq	ymm11, ymm4, 6
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 416], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 192]                 /* round 16 i + 12: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	rdx, qword ptr [rbp + 192]                 /* round 16 i + 12: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
-	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm6, ymm6, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 16 i + 13: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpsrlq	ymm10, ymm5, 19
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 200]                 /* round 16 i + 13: h + W_t + K_t */
+	vpsrlq	ymm10, ymm5, 19
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	vpsllq	ymm11, ymm5, 45
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	vpsrlq	ymm11, ymm5, 61
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	vpsllq	ymm11, ymm5, 3
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm5, 3
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	vpsrlq	ymm11, ymm5, 6
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 448], ymm8          /* W + K */
-	add	rbx, qword ptr [rbp + 224]                 /* round 16 i + 14: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	add	rbx, qword ptr [rbp + 224]                 /* round 16 i + 14: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpsllq	ymm11, ymm8, 63
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm8, 7
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm8, 7
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm7, ymm7, ymm10
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round 16 i + 15: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
-	vpsrlq	ymm10, ymm6, 19
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 232]                 /* round 16 i + 15: h + W_t + K_t */
+	vpsrlq	ymm10, ymm6, 19
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpsllq	ymm11, ymm6, 45
 	lea	rax, [rax + r12]
 	mov	r12, r10
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpsrlq	ymm11, ymm6, 61
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpsllq	ymm11, ymm6, 3
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
+	vpsllq	ymm11, ymm6, 3
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpsrlq	ymm11, ymm6, 6
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 480], ymm8          /* W + K */
 	add	rbp, 256
@@ -681,956 +681,956 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	/* rdi writes it, rsi reads the K pairs; rsi tells which of the three this was */
 	.p2align	6
 .Lsha512_body:
-	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm0, ymm0, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm0, ymm0, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm7, 19
+	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm7, 19
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpsllq	ymm11, ymm7, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm7, 45
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm7, 61
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm7, 61
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm7, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpsrlq	ymm11, ymm7, 6
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
-	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm1, ymm1, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm1, ymm1, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm0, 19
+	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm0, 19
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpsllq	ymm11, ymm0, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm0, 45
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm0, 61
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm0, 61
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm0, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpsrlq	ymm11, ymm0, 6
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
-	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm2, ymm2, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm2, ymm2, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm1, 19
+	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm1, 19
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpsllq	ymm11, ymm1, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm1, 45
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm1, 61
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm1, 61
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm1, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpsrlq	ymm11, ymm1, 6
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
-	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm3, ymm3, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm3, ymm3, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm2, 19
+	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm2, 19
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpsllq	ymm11, ymm2, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm2, 45
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm2, 61
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm2, 61
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm2, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpsrlq	ymm11, ymm2, 6
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
-	add	r11, qword ptr [rbp + 256]                 /* round t0 + 16: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 256]                 /* round t0 + 16: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 264]                 /* round t0 + 17: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 264]                 /* round t0 + 17: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm4, ymm4, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm4, ymm4, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 288]                  /* round t0 + 18: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm3, 19
+	add	r9, qword ptr [rbp + 288]                  /* round t0 + 18: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm3, 19
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpsllq	ymm11, ymm3, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm3, 45
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm3, 61
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm3, 61
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm3, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 296]                  /* round t0 + 19: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 296]                  /* round t0 + 19: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpsrlq	ymm11, ymm3, 6
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 320]                 /* round t0 + 20: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 320]                 /* round t0 + 20: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 328]                 /* round t0 + 21: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 328]                 /* round t0 + 21: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm5, ymm5, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm5, ymm5, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 352]                 /* round t0 + 22: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm4, 19
+	add	rbx, qword ptr [rbp + 352]                 /* round t0 + 22: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm4, 19
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpsllq	ymm11, ymm4, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm4, 45
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm4, 61
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm4, 61
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm4, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 360]                 /* round t0 + 23: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 360]                 /* round t0 + 23: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpsrlq	ymm11, ymm4, 6
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
-	add	r11, qword ptr [rbp + 384]                 /* round t0 + 24: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 384]                 /* round t0 + 24: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 392]                 /* round t0 + 25: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 392]                 /* round t0 + 25: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm6, ymm6, ymm10
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm6, ymm6, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 416]                  /* round t0 + 26: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm5, 19
+	add	r9, qword ptr [rbp + 416]                  /* round t0 + 26: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm5, 19
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpsllq	ymm11, ymm5, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm5, 45
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
-	vpsrlq	ymm11, ymm5, 61
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm5, 61
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm5, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 424]                  /* round t0 + 27: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 424]                  /* round t0 + 27: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpsrlq	ymm11, ymm5, 6
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
-	add	rdx, qword ptr [rbp + 448]                 /* round t0 + 28: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 448]                 /* round t0 + 28: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm10, ymm8, 1
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpsllq	ymm11, ymm8, 63
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 456]                 /* round t0 + 29: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 456]                 /* round t0 + 29: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpsrlq	ymm11, ymm8, 7
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm7, ymm7, ymm10
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm7, ymm7, ymm10
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 480]                 /* round t0 + 30: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpsrlq	ymm10, ymm6, 19
+	add	rbx, qword ptr [rbp + 480]                 /* round t0 + 30: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm6, 19
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpsllq	ymm11, ymm6, 45
 	xor	r13, r14
+	vpsllq	ymm11, ymm6, 45
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
-	vpsrlq	ymm11, ymm6, 61
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpsrlq	ymm11, ymm6, 61
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm6, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 488]                 /* round t0 + 31: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 488]                 /* round t0 + 31: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpsrlq	ymm11, ymm6, 6
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
 	add	rbp, 512
@@ -1675,389 +1675,389 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	/* 16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15 */
 	.p2align	6
 .Lsha512_plain:
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
 	xor	r13, r14
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
+	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
 	xor	r13, r14
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
 	xor	r13, r14
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
+	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
 	xor	r13, r14
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	add	rbp, 256
 	lea	r13, [rsp + 1312]
@@ -2101,1001 +2101,1001 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	cmp	qword ptr [rsp + 8], 3
 	cmove	rsi, rdi                                 /* three left: the next is a lone block, B = A (public) */
 	/* rounds 16..23, with the loads */
-	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap] /* next pair: X[0..7] */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vmovdqu	xmm0, xmmword ptr [rdi + 0]            /* A: W_0, W_1 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
-	vinserti128	ymm0, ymm0, xmmword ptr [rsi + 0], 1 /* B: W_0, W_1 */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vinserti128	ymm0, ymm0, xmmword ptr [rsi + 0], 1 /* B: W_0, W_1 */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm0, ymm0, ymm11
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
-	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	vmovdqa	ymmword ptr [rsp + 32], ymm8
 	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	vmovdqu	xmm1, xmmword ptr [rdi + 16]           /* A: W_2, W_3 */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vinserti128	ymm1, ymm1, xmmword ptr [rsi + 16], 1 /* B: W_2, W_3 */
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vinserti128	ymm1, ymm1, xmmword ptr [rsi + 16], 1 /* B: W_2, W_3 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpshufb	ymm1, ymm1, ymm11
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
 	vmovdqa	ymmword ptr [rsp + 64], ymm9
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
 	xor	r13, r14
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	vmovdqu	xmm2, xmmword ptr [rdi + 32]           /* A: W_4, W_5 */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vinserti128	ymm2, ymm2, xmmword ptr [rsi + 32], 1 /* B: W_4, W_5 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
+	vinserti128	ymm2, ymm2, xmmword ptr [rsi + 32], 1 /* B: W_4, W_5 */
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	vpshufb	ymm2, ymm2, ymm11
 	xor	r13, r14
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
-	vmovdqa	ymmword ptr [rsp + 96], ymm10
+	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 96], ymm10
+	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vmovdqu	xmm3, xmmword ptr [rdi + 48]           /* A: W_6, W_7 */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vinserti128	ymm3, ymm3, xmmword ptr [rsi + 48], 1 /* B: W_6, W_7 */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
+	vinserti128	ymm3, ymm3, xmmword ptr [rsi + 48], 1 /* B: W_6, W_7 */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
-	vpshufb	ymm3, ymm3, ymm11
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm3, ymm3, ymm11
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
-	vmovdqa	ymmword ptr [rsp + 128], ymm8
+	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 128], ymm8
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	vmovdqu	xmm4, xmmword ptr [rdi + 64]           /* A: W_8, W_9 */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	vinserti128	ymm4, ymm4, xmmword ptr [rsi + 64], 1 /* B: W_8, W_9 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	mov	r15, r8
+	vinserti128	ymm4, ymm4, xmmword ptr [rsi + 64], 1 /* B: W_8, W_9 */
 	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpshufb	ymm4, ymm4, ymm11
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm4, ymm4, ymm11
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vmovdqa	ymmword ptr [rsp + 160], ymm9
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_t + K_t */
+	vmovdqa	ymmword ptr [rsp + 160], ymm9
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
-	and	r12, r11                                   /* e & f */
-	vmovdqu	xmm5, xmmword ptr [rdi + 80]           /* A: W_10, W_11 */
 	xor	r13, r14
+	vmovdqu	xmm5, xmmword ptr [rdi + 80]           /* A: W_10, W_11 */
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	vinserti128	ymm5, ymm5, xmmword ptr [rsi + 80], 1 /* B: W_10, W_11 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
+	vinserti128	ymm5, ymm5, xmmword ptr [rsi + 80], 1 /* B: W_10, W_11 */
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	vpshufb	ymm5, ymm5, ymm11
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
-	vmovdqa	ymmword ptr [rsp + 192], ymm10
 	rorx	r13, r10, 14                              /* ROTR14(e) */
+	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_t + K_t */
+	vmovdqa	ymmword ptr [rsp + 192], ymm10
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
 	vmovdqu	xmm6, xmmword ptr [rdi + 96]           /* A: W_12, W_13 */
-	and	r15, r10                                   /* e & f */
 	xor	r13, r14
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vinserti128	ymm6, ymm6, xmmword ptr [rsi + 96], 1 /* B: W_12, W_13 */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	vpshufb	ymm6, ymm6, ymm11
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_t + K_t */
-	vmovdqa	ymmword ptr [rsp + 224], ymm8
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	vmovdqa	ymmword ptr [rsp + 224], ymm8
+	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
 	mov	r12, r10
 	vmovdqu	xmm7, xmmword ptr [rdi + 112]          /* A: W_14, W_15 */
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vinserti128	ymm7, ymm7, xmmword ptr [rsi + 112], 1 /* B: W_14, W_15 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
-	vpshufb	ymm7, ymm7, ymm11
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	vpshufb	ymm7, ymm7, ymm11
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rsp + 256], ymm9
 	add	rbp, 128
 	lea	rdi, [rsp + 288]
 	lea	rsi, [rip + .Lsha512_k2 + 256]
 	/* rounds 24..47, with the steps 8..15 */
-	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r11, [r11 + r15]
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
-	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, rax, 34                              /* ROTR34(a) */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm0, ymm0, ymm10
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
-	vpsrlq	ymm10, ymm7, 19
 	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vpsrlq	ymm10, ymm7, 19
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
-	vpsllq	ymm11, ymm7, 45
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm7, 45
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm7, 61
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
 	vpsllq	ymm11, ymm7, 3
-	and	r15, rcx                                   /* e & f */
 	xor	r13, r14
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	vpsrlq	ymm11, ymm7, 6
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
+	vpsrlq	ymm11, ymm7, 6
 	xor	r15, r11                                   /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
-	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
-	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	and	r12, rbx                                   /* e & f */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, r9, 34                               /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm1, ymm1, ymm10
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	mov	r15, r8
-	vpsrlq	ymm10, ymm0, 19
 	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	vpsrlq	ymm10, ymm0, 19
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
-	vpsllq	ymm11, ymm0, 45
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm0, 45
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm0, 61
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
 	vpsllq	ymm11, ymm0, 3
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	vpsrlq	ymm11, ymm0, 6
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
+	vpsrlq	ymm11, ymm0, 6
 	xor	r12, r8                                    /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
-	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
+	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	andn	r15, r10, rax                             /* ~e & g */
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
-	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm2, ymm2, ymm10
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
-	vpsrlq	ymm10, ymm1, 19
 	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	vpsrlq	ymm10, ymm1, 19
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	vpsllq	ymm11, ymm1, 45
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm1, 45
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm1, 61
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
 	rorx	r13, r8, 14                               /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	mov	r15, r9
 	vpsllq	ymm11, ymm1, 3
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r11, [r11 + r13]                           /* T1 */
-	vpsrlq	ymm11, ymm1, 6
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	mov	r15, rax
+	vpsrlq	ymm11, ymm1, 6
 	xor	r15, rbx                                   /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
-	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
-	and	r12, rdx                                   /* e & f */
-	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, r11, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
 	xor	r13, r14
+	and	r15, rcx                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm3, ymm3, ymm10
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	mov	r15, r10
-	vpsrlq	ymm10, ymm2, 19
 	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	vpsrlq	ymm10, ymm2, 19
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	rorx	r14, r10, 34                              /* ROTR34(a) */
-	vpsllq	ymm11, ymm2, 45
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm2, 45
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm2, 61
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
 	mov	r12, rcx
 	vpsllq	ymm11, ymm2, 3
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r8, [r8 + r13]                             /* T1 */
-	vpsrlq	ymm11, ymm2, 6
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
+	vpsrlq	ymm11, ymm2, 6
 	xor	r12, r10                                   /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
-	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
+	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rdx, [rdx + r15]
 	mov	r15, rbx
-	and	r15, rax                                   /* e & f */
-	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, r8, 34                               /* ROTR34(a) */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r12, rax
-	and	r12, r11                                   /* e & f */
 	xor	r13, r14
+	and	r12, r11                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm4, ymm4, ymm10
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	mov	r12, rdx
-	vpsrlq	ymm10, ymm3, 19
 	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	vpsrlq	ymm10, ymm3, 19
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	vpsllq	ymm11, ymm3, 45
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm3, 45
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm3, 61
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
 	rorx	r13, r10, 14                              /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	mov	r15, r11
 	vpsllq	ymm11, ymm3, 3
-	and	r15, r10                                   /* e & f */
 	xor	r13, r14
+	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rbx, [rbx + r13]                           /* T1 */
-	vpsrlq	ymm11, ymm3, 6
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
+	vpsrlq	ymm11, ymm3, 6
 	xor	r15, rdx                                   /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
-	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
+	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	andn	r12, r9, r11                              /* ~e & g */
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rax, [rax + r12]
 	mov	r12, r10
-	and	r12, r9                                    /* e & f */
-	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	and	r12, r9                                    /* e & f */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_t + K_t */
-	andn	r15, r8, r10                              /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r8, 14                               /* ROTR14(e) */
+	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r15, r9
-	and	r15, r8                                    /* e & f */
 	xor	r13, r14
+	and	r15, r8                                    /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm5, ymm5, ymm10
-	lea	r11, [r11 + r13]                           /* T1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	mov	r15, rax
-	vpsrlq	ymm10, ymm4, 19
 	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	vpsrlq	ymm10, ymm4, 19
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	rorx	r14, rax, 34                              /* ROTR34(a) */
-	vpsllq	ymm11, ymm4, 45
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm4, 45
+	rorx	r14, rax, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm4, 61
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_t + K_t */
-	andn	r12, rdx, r9                              /* ~e & g */
 	rorx	r13, rdx, 14                              /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	mov	r12, r8
 	vpsllq	ymm11, ymm4, 3
-	and	r12, rdx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r10, [r10 + r13]                           /* T1 */
-	vpsrlq	ymm11, ymm4, 6
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	mov	r12, r11
+	vpsrlq	ymm11, ymm4, 6
 	xor	r12, rax                                   /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	rorx	r14, r11, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
 	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
-	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_t + K_t */
-	andn	r15, rcx, r8                              /* ~e & g */
 	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r9, [r9 + r15]
 	mov	r15, rdx
-	and	r15, rcx                                   /* e & f */
-	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	r9, [r9 + r13]                             /* T1 */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, r10, 34                              /* ROTR34(a) */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_t + K_t */
-	andn	r12, rbx, rdx                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r12, rcx
-	and	r12, rbx                                   /* e & f */
 	xor	r13, r14
+	and	r12, rbx                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm6, ymm6, ymm10
-	lea	r8, [r8 + r13]                             /* T1 */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	mov	r12, r9
-	vpsrlq	ymm10, ymm5, 19
 	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	vpsrlq	ymm10, ymm5, 19
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	rorx	r14, r9, 34                               /* ROTR34(a) */
-	vpsllq	ymm11, ymm5, 45
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm5, 45
+	rorx	r14, r9, 34                               /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm5, 61
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_t + K_t */
-	andn	r15, rax, rcx                             /* ~e & g */
 	rorx	r13, rax, 14                              /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	mov	r15, rbx
 	vpsllq	ymm11, ymm5, 3
-	and	r15, rax                                   /* e & f */
 	xor	r13, r14
+	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rdx, [rdx + r13]                           /* T1 */
-	vpsrlq	ymm11, ymm5, 6
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	mov	r15, r8
+	vpsrlq	ymm11, ymm5, 6
 	xor	r15, r9                                    /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
 	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
-	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_t + K_t */
-	andn	r12, r11, rbx                             /* ~e & g */
 	rorx	r13, r11, 14                              /* ROTR14(e) */
+	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rcx, [rcx + r12]
 	mov	r12, rax
-	and	r12, r11                                   /* e & f */
-	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
 	xor	r13, r14
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rcx, [rcx + r13]                           /* T1 */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	vpsrlq	ymm10, ymm8, 1
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
+	vpsrlq	ymm10, ymm8, 1
+	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	vpsllq	ymm11, ymm8, 63
-	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
-	vpsrlq	ymm11, ymm8, 7
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpsrlq	ymm11, ymm8, 7
+	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_t + K_t */
-	andn	r15, r10, rax                             /* ~e & g */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r13, r10, 14                              /* ROTR14(e) */
+	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_t + K_t */
+	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	mov	r15, r11
-	and	r15, r10                                   /* e & f */
 	xor	r13, r14
+	and	r15, r10                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
 	vpaddq	ymm7, ymm7, ymm10
-	lea	rbx, [rbx + r13]                           /* T1 */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	mov	r15, rcx
-	vpsrlq	ymm10, ymm6, 19
 	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	vpsrlq	ymm10, ymm6, 19
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	vpsllq	ymm11, ymm6, 45
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm6, 45
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
 	xor	r13, r14
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm6, 61
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_t + K_t */
-	andn	r12, r9, r11                              /* ~e & g */
 	rorx	r13, r9, 14                               /* ROTR14(e) */
-	vpxor	ymm10, ymm10, ymm11
+	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
 	mov	r12, r10
 	vpsllq	ymm11, ymm6, 3
-	and	r12, r9                                    /* e & f */
 	xor	r13, r14
+	and	r12, r9                                    /* e & f */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
-	lea	rax, [rax + r13]                           /* T1 */
-	vpsrlq	ymm11, ymm6, 6
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	mov	r12, rbx
+	vpsrlq	ymm11, ymm6, 6
 	xor	r12, rcx                                   /* a ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
 	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
-	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
 	add	rbp, 384
