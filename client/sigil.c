@@ -2091,7 +2091,8 @@ static const Cmd cmds[] = {
 	  "  --expires T          refuse the key after unix time T, or +SECONDS from now\n"
 	  "  --allow-uid UID      peers with this uid (repeatable; uids or gids must match)\n"
 	  "  --allow-gid GID      peers in this group (primary or supplementary; repeatable)\n"
-	  "  --allow-exe PATH     peers running this executable (repeatable)\n"
+	  "  --allow-exe PATH     peers running this executable (repeatable); not a boundary against\n"
+	  "                       code of the same uid (exec, LD_PRELOAD); --allow-uid is the boundary\n"
 	  "  --max-signs N        at most N operations (counted since sigild started)\n"
 	  "  --rate N             at most N operations a minute\n" },
 	{ "import", cmd_import,

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,39 +418,28 @@ static sigil_ed25519_policy policy_of(ProtoPolicy p)
 	return p == PROTO_POLICY_ZIP215 ? SIGIL_ED25519_ZIP215 : SIGIL_ED25519_STRICT;
 }
 
+static int sign_now(Op *op);
+static bool verify_now(const Op *op);
+
 /* on a worker: touches only the op, its key, and (unlock, rekey) the
  * keystore the core holds for it */
-static void job_run(uv_work_t *w)
+static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
 {
-	Op *op = w->data;
+	Op *op = (Op *)((char *)j - offsetof(Op, batch.job));
 	Ops *o = op->ops;
 	ProtoRequest *q = op->q;
 
+	(void)part;
+	(void)n_parts;
 	op->r = 0;
 	switch (op->kind) {
-	case OP_VERIFY_BATCH: {
-		size_t n = q->u.verify_batch.n_items;
-		sigil_ed25519_item *items = calloc(n ? n : 1, sizeof(*items));
-		int *valid = calloc(n ? n : 1, sizeof(*valid));
-
-		if (!items || !valid) {
-			free(items);
-			free(valid);
-			op->r = -ENOMEM;
-			break;
-		}
-		for (size_t i = 0; i < n; i++) {
-			const ProtoVerifyItem *it = &q->u.verify_batch.items[i];
-
-			items[i] = (sigil_ed25519_item){ it->public_key, it->signature, it->message.data, it->message.len };
-		}
-		sigil_ed25519_verify_batch(valid, items, n, policy_of(q->u.verify_batch.policy));
-		for (size_t i = 0; i < n; i++)
-			op->valid[i] = valid[i] == 1;
-		free(items);
-		free(valid);
+	case OP_SIGN:
+	case OP_AGENT_SIGN:
+		op->r = sign_now(op);
 		break;
-	}
+	case OP_VERIFY:
+		op->resp.u.verify.valid = verify_now(op);
+		break;
 	case OP_KEY_GENERATE:
 		op->r = keystore_materialize(o->ks, op->key, NULL);
 		break;
@@ -489,30 +479,46 @@ static void job_run(uv_work_t *w)
 	}
 }
 
-static void job_done(uv_work_t *w, int status);
+static void job_done(PoolJob *j);
 
-/* put @op (kept) on the pool. Return: false when refused (answered) */
-static bool job_queue(Ops *o, Op *op)
+/* put @op (kept) on the pool: verify_batch split over the workers (the
+ * same answer as one call for every input), the rest as one job */
+static void job_queue(Ops *o, Op *op)
 {
-	int r;
+	op->batch.job = (PoolJob)POOL_JOB_INIT(job_run, job_done);
+	if (op->kind == OP_VERIFY_BATCH) {
+		const ProtoRequest *q = op->q;
+		size_t n = q->u.verify_batch.n_items;
 
-	op->work.data = op;
-	r = uv_queue_work(o->loop, &op->work, job_run, job_done);
-	if (r < 0) {
-		if (op->key && op->key->pending)
-			keystore_abort(o->ks, op->key);
-		op->key = key_unref(op->key);
-		finish(o, op, PROTO_E_INTERNAL, "cannot queue the request: %s", uv_strerror(r));
-		return false;
+		op->items = calloc(n ? n : 1, sizeof(*op->items));
+		op->ivalid = calloc(n ? n : 1, sizeof(*op->ivalid));
+		if (!op->items || !op->ivalid) {
+			finish(o, op, PROTO_E_INTERNAL, "out of memory");
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const ProtoVerifyItem *it = &q->u.verify_batch.items[i];
+
+			op->items[i] = (sigil_ed25519_item){ it->public_key, it->signature, it->message.data,
+			                                     it->message.len };
+		}
+		op->batch.valid = op->ivalid;
+		op->batch.items = op->items;
+		op->batch.n = n;
+		op->batch.policy = policy_of(q->u.verify_batch.policy);
+		pool_verify_batch(o->pool, &op->batch);
+		return;
 	}
+	pool_submit(o->pool, &op->batch.job);
 	if (op->kind == OP_UNLOCK || op->kind == OP_REKEY) {
 		o->ks_busy = true;
 		op->keystore_job = true;
-	} else if (op->kind != OP_VERIFY_BATCH) {
+	} else if (op->kind != OP_VERIFY) {
+		/* generate, import, ssh-add, and a long signature: lock,
+		 * unlock and rekey wait for them */
 		o->key_jobs++;
 		op->key_job = true;
 	}
-	return true;
 }
 
 static void unlock_done(Ops *o, Op *op);
@@ -535,9 +541,9 @@ static void new_key_done(Ops *o, Op *op)
 	finish(o, op, PROTO_OK, NULL);
 }
 
-static void job_done(uv_work_t *w, int status)
+static void job_done(PoolJob *j)
 {
-	Op *op = w->data;
+	Op *op = (Op *)((char *)j - offsetof(Op, batch.job));
 	Ops *o = op->ops;
 
 	if (op->keystore_job) {
@@ -548,16 +554,19 @@ static void job_done(uv_work_t *w, int status)
 		o->key_jobs--;
 		op->key_job = false;
 	}
-	if (status == UV_ECANCELED) {
-		if (op->key && op->key->pending)
-			keystore_abort(o->ks, op->key);
-		finish(o, op, PROTO_E_BUSY, "sigild is shutting down");
-		return;
-	}
 	switch (op->kind) {
 	case OP_VERIFY_BATCH:
+		for (size_t i = 0; i < op->batch.n; i++)
+			op->valid[i] = op->ivalid[i] == 1;
+		finish(o, op, PROTO_OK, NULL);
+		break;
+	case OP_VERIFY:
+		finish(o, op, PROTO_OK, NULL);
+		break;
+	case OP_SIGN:
+	case OP_AGENT_SIGN:
 		if (op->r)
-			finish(o, op, PROTO_E_INTERNAL, "out of memory");
+			finish(o, op, PROTO_E_INTERNAL, "signing failed");
 		else
 			finish(o, op, PROTO_OK, NULL);
 		break;
@@ -1038,31 +1047,67 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 		age_unwrap(o, op);
 		return;
 	}
-	{
-		const sigil_ed25519_expanded *ek = &k->secret->ed;
-		const ProtoBytes *m = &op->q->u.sign.message, *ctx = &op->q->u.sign.context;
-		uint8_t *sig = op->resp.u.sign.signature;
-		int r = 0;
-
-		switch (agent ? PROTO_MODE_PURE : op->q->u.sign.mode) {
-		case PROTO_MODE_PURE:
-			sigil_ed25519_sign_expanded(sig, m->data, m->len, ek);
-			break;
-		case PROTO_MODE_CTX:
-			r = sigil_ed25519ctx_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
-			break;
-		case PROTO_MODE_PH:
-			if (op->q->u.sign.prehashed)
-				r = sigil_ed25519ph_sign_prehashed_expanded(sig, m->data, ctx->data, ctx->len, ek);
-			else
-				r = sigil_ed25519ph_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
-			break;
-		}
-		if (r)
-			finish(o, op, PROTO_E_INTERNAL, "signing failed");
-		else
-			finish(o, op, PROTO_OK, NULL);
+	if (op->q->u.sign.message.len >= OPS_LARGE_MESSAGE) {
+		/* hashing a long message: on the pool (the key's reference and
+		 * the key job keep its secret alive and lock waiting) */
+		op = defer(o, op);
+		if (op)
+			job_queue(o, op);
+		return;
 	}
+	if (sign_now(op))
+		finish(o, op, PROTO_E_INTERNAL, "signing failed");
+	else
+		finish(o, op, PROTO_OK, NULL);
+}
+
+/* the signature of an allowed sign or agent sign (loop thread or worker) */
+static int sign_now(Op *op)
+{
+	const sigil_ed25519_expanded *ek = &op->key->secret->ed;
+	const ProtoBytes *m = &op->q->u.sign.message, *ctx = &op->q->u.sign.context;
+	uint8_t *sig = op->resp.u.sign.signature;
+
+	switch (op->kind == OP_AGENT_SIGN ? PROTO_MODE_PURE : op->q->u.sign.mode) {
+	case PROTO_MODE_PURE:
+		sigil_ed25519_sign_expanded(sig, m->data, m->len, ek);
+		return 0;
+	case PROTO_MODE_CTX:
+		return sigil_ed25519ctx_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
+	case PROTO_MODE_PH:
+		if (op->q->u.sign.prehashed)
+			return sigil_ed25519ph_sign_prehashed_expanded(sig, m->data, ctx->data, ctx->len, ek);
+		return sigil_ed25519ph_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
+	}
+	return -1;
+}
+
+/* loop thread or worker: public data only */
+static bool verify_now(const Op *op)
+{
+	const ProtoRequest *q = op->q;
+	const ProtoBytes *m = &q->u.verify.message, *ctx = &q->u.verify.context;
+	sigil_ed25519_policy pol = policy_of(q->u.verify.policy);
+	int v = -1;
+
+	switch (q->u.verify.mode) {
+	case PROTO_MODE_PURE:
+		v = sigil_ed25519_verify(q->u.verify.signature, m->data, m->len, q->u.verify.public_key, pol);
+		break;
+	case PROTO_MODE_CTX:
+		v = sigil_ed25519ctx_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
+		                            q->u.verify.public_key, pol);
+		break;
+	case PROTO_MODE_PH:
+		if (q->u.verify.prehashed)
+			v = sigil_ed25519ph_verify_prehashed(q->u.verify.signature, m->data, ctx->data, ctx->len,
+			                                     q->u.verify.public_key, pol);
+		else
+			v = sigil_ed25519ph_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
+			                           q->u.verify.public_key, pol);
+		break;
+	}
+	return v == 0;
 }
 
 static void do_key_use(Ops *o, Op *op, ProtoKeyType want)
@@ -1675,35 +1720,18 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 	case OP_KEY_IMPORT_WRAPPED:
 		do_import_wrapped(o, op);
 		break;
-	case OP_VERIFY: {
-		const ProtoRequest *q = op->q;
-		const ProtoBytes *m = &q->u.verify.message, *ctx = &q->u.verify.context;
-		sigil_ed25519_policy pol = policy_of(q->u.verify.policy);
-		int v = -1;
-
+	case OP_VERIFY:
 		if (!admit(o, op))
 			break;
-		switch (q->u.verify.mode) {
-		case PROTO_MODE_PURE:
-			v = sigil_ed25519_verify(q->u.verify.signature, m->data, m->len, q->u.verify.public_key, pol);
-			break;
-		case PROTO_MODE_CTX:
-			v = sigil_ed25519ctx_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
-			                            q->u.verify.public_key, pol);
-			break;
-		case PROTO_MODE_PH:
-			if (q->u.verify.prehashed)
-				v = sigil_ed25519ph_verify_prehashed(q->u.verify.signature, m->data, ctx->data, ctx->len,
-				                                     q->u.verify.public_key, pol);
-			else
-				v = sigil_ed25519ph_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
-				                           q->u.verify.public_key, pol);
+		if (op->q->u.verify.message.len >= OPS_LARGE_MESSAGE) {
+			op = defer(o, op);
+			if (op)
+				job_queue(o, op);
 			break;
 		}
-		op->resp.u.verify.valid = v == 0;
+		op->resp.u.verify.valid = verify_now(op);
 		finish(o, op, PROTO_OK, NULL);
 		break;
-	}
 	case OP_VERIFY_BATCH: {
 		size_t n = op->q->u.verify_batch.n_items;
 
@@ -1757,6 +1785,8 @@ bool ops_submit(Ops *o, Op *op)
 	op->was_kept = op->counted = false;
 	op->key = NULL;
 	op->valid = NULL;
+	op->items = NULL;
+	op->ivalid = NULL;
 	op->list = NULL;
 	op->file = NULL;
 	op->wrapped = NULL;
@@ -1772,6 +1802,10 @@ void ops_op_deinit(Op *op)
 	op->key = key_unref(op->key);
 	free(op->valid);
 	op->valid = NULL;
+	free(op->items);
+	op->items = NULL;
+	free(op->ivalid);
+	op->ivalid = NULL;
 	free(op->list);
 	op->list = NULL;
 	if (op->file) {
@@ -1794,14 +1828,15 @@ void ops_op_deinit(Op *op)
 		sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
 }
 
-void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsigned workers,
+void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, Pool *pool,
               const uint64_t *unwritten_total)
 {
 	memset(o, 0, sizeof(*o));
 	o->loop = loop;
 	o->ks = ks;
 	o->config = config;
-	o->workers = workers;
+	o->pool = pool;
+	o->workers = pool_workers(pool);
 	o->unwritten_total = unwritten_total;
 	o->start_ms = uv_now(loop);
 	o->last_key_use_ms = o->start_ms;

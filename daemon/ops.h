@@ -39,6 +39,7 @@
 #include "config.h"
 #include "keystore.h"
 #include "peer.h"
+#include "pool.h"
 #include "proto.h"
 
 typedef struct Ops Ops;
@@ -132,7 +133,9 @@ struct Op {
 	bool key_job;                /* generate/import/ssh-add on the pool */
 	Op *next;                    /* parked / gated */
 	char why[PROTO_MESSAGE_MAX - 64];
-	uv_work_t work;
+	PoolVerifyBatch batch;       /* the job on the worker pool (batch.job for every kind) */
+	sigil_ed25519_item *items;   /* verify_batch */
+	int *ivalid;
 };
 
 /* what the server adds to a status answer (connections, requests, bytes) */
@@ -142,6 +145,7 @@ struct Ops {
 	uv_loop_t *loop;
 	Keystore *ks;
 	const Config *config;        /* the server's (reloaded on SIGHUP) */
+	Pool *pool;                  /* sigild's crypto workers (pool.c) */
 	unsigned workers;
 	uint64_t start_ms;
 	/* the one lock of both sockets */
@@ -174,9 +178,15 @@ struct Ops {
 	void *settled_ctx;
 };
 
-/* set up (handles on @loop); the keystore is opened by the caller */
-void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsigned workers,
+/* set up (handles on @loop); the keystore is opened by the caller; jobs
+ * go to @pool (handed over by pool_kick(), once per loop iteration) */
+void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, Pool *pool,
               const uint64_t *unwritten_total);
+
+/* messages of at least this many bytes are signed and verified on the
+ * pool: hashing 32 MiB takes ~45 ms, which no other connection should
+ * wait for; shorter ones cost less than a hand-off (docs/throughput.md) */
+#define OPS_LARGE_MESSAGE (64u * 1024)
 /* close the timers (the loop then ends); parked ops are answered busy */
 void ops_close(Ops *o);
 
