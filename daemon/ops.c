@@ -152,6 +152,12 @@ static const char *op_label(const Op *op)
 	}
 }
 
+/* the reason on an ok line: where an exported key went (export --to) */
+static const char *ok_reason(const Op *op)
+{
+	return op->kind == OP_KEY_EXPORT_WRAPPED ? op->q->u.key_export_wrapped.recipient : NULL;
+}
+
 static void uncount(Ops *o, Op *op)
 {
 	if (!op->counted)
@@ -183,8 +189,8 @@ static void finish(Ops *o, Op *op, ProtoError code, const char *fmt, ...)
 		va_end(ap);
 	}
 	if (audited(op))
-		audit_op(op, op->key, op_label(op), code,
-		         code == PROTO_OK ? NULL : op->why[0] ? op->why : op->resp.message[0] ? op->resp.message : NULL);
+		audit_op(op, op->key, op_label(op), code, code == PROTO_OK ? ok_reason(op)
+		         : op->why[0] ? op->why : op->resp.message[0] ? op->resp.message : NULL);
 	uncount(o, op);
 	o->requests++;
 	op->done(op);

@@ -286,10 +286,13 @@ def test_move_between_sigilds():
         listed = b.sigil("list").stdout.decode()
         assert "rate=1000" in listed and "ops=sign" in listed, listed
     la, lb = a.audit(), b.audit()
-    assert any("op=export-wrapped" in ln and "result=ok" in ln for ln in la)
+    # the ok line names where the key went
+    assert any("op=export-wrapped" in ln and "result=ok" in ln and b.recipient("host") in ln for ln in la), la
     assert not any("op=export " in ln or "op=export\t" in ln for ln in la)
     assert any("op=age-unwrap" in ln and "result=ok" in ln and "key=host" in ln for ln in lb)
     assert any("op=import" in ln and "key=release" in ln and "result=ok" in ln for ln in lb)
+    # one age-unwrap line per opened file (not one for the open and one for the import)
+    assert sum(1 for ln in lb if "op=age-unwrap" in ln and "key=host " in ln) == 2, lb
     # the file opens only with the key it was made for
     b.sigil("keygen", "--type", "x25519", "host2")
     p = b.sigil("import", "--wrapped", "--key", "host2", "again", wrapped, check=False)
