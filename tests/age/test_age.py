@@ -50,8 +50,13 @@ def as_nobody():
 class Daemon:
     """sigild on a socket of its own; nobody: running as uid 65534"""
 
-    def __init__(self, nobody=False):
+    def __init__(self, nobody=False, conf=None):
         self.dir = tempfile.mkdtemp(prefix="d-", dir=TMP)
+        args = []
+        if conf is not None:
+            args = ["--config", os.path.join(self.dir, "sigil.conf")]
+            with open(args[1], "w") as f:
+                f.write(conf)
         self.nobody = nobody
         self.sock = os.path.join(self.dir, "run", "sigild.sock")
         self.logpath = os.path.join(self.dir, "sigild.log")
@@ -60,7 +65,7 @@ class Daemon:
             os.chown(self.dir, NOBODY, NOBODY)
         self.proc = subprocess.Popen(
             [SIGILD, "--socket", self.sock, "--state-dir", os.path.join(self.dir, "state"), "--workers", "2",
-             "--foreground"], stdout=self.log, stderr=self.log, env=clean_env(),
+             "--foreground", *args], stdout=self.log, stderr=self.log, env=clean_env(),
             preexec_fn=as_nobody if nobody else None)
         STARTED.append(self)
         deadline = time.time() + 15
@@ -378,6 +383,37 @@ def test_policy_two_uids():
     assert any(f"uid={NOBODY} " in ln and "op=age-unwrap" in ln and "result=ok" in ln for ln in lines), lines
 
 
+def test_import_wrapped_owner():
+    """import --wrapped by an admitted user: the unwrap under the opening key's uids rule, the new key the user's"""
+    assert os.geteuid() == 0, "this test must run as root (it switches to uid 65534)"
+    b = Daemon(conf=f"socket_group = {NOBODY}\nallow_uids = {NOBODY}\n")
+    os.chmod(b.dir, 0o711)
+    b.sigil("keygen", "--type", "x25519", "--allow-uid", str(NOBODY), "uhost")
+    D.sigil("keygen", "--exportable", "moved")
+    wrapped = path("moved.age")
+    D.sigil("export", "--to", b.recipient("uhost"), "-o", wrapped, "moved")
+    data = open(wrapped, "rb").read()
+    # root may not use uhost (its uids rule binds admins too): nothing imported
+    p = b.sigil("import", "--wrapped", "--key", "uhost", "byroot", input=data, check=False)
+    assert p.returncode != 0 and b"denied" in p.stderr and b"uids" in p.stderr, p.stderr
+    setpriv = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+    p = subprocess.run(setpriv + [SIGIL, "import", "--wrapped", "--key", "uhost", "mine", "-"], input=data,
+                       env=b.env(), capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    keys = {k["label"]: k for k in Client(b.sock).call("key.list")["keys"]}
+    assert "byroot" not in keys and keys["mine"].get("owner") == NOBODY, keys
+    lines = b.audit()
+    assert any("uid=0 " in ln and "op=age-unwrap" in ln and "key=uhost " in ln and "result=denied" in ln
+               for ln in lines), lines
+    assert not any("key=byroot " in ln for ln in lines), lines
+    assert any(f"uid={NOBODY} " in ln and "op=age-unwrap" in ln and "key=uhost " in ln and "result=ok" in ln
+               for ln in lines), lines
+    assert any(f"uid={NOBODY} " in ln and "op=import" in ln and "key=mine " in ln and "result=ok" in ln
+               for ln in lines), lines
+    assert sig_hex(D, "moved", write("m", b"x\n")).decode() == Client(b.sock).call(
+        "sign", {"key": "mine", "message": b"x\n", "mode": "pure"})["signature"].hex()
+
+
 def plugin(stdin):
     p = subprocess.run([os.path.join(PLUGIN_DIR, "age-plugin-sigil"), "--age-plugin=identity-v1"],
                        input=stdin, capture_output=True, env=D.env(), timeout=30)
@@ -407,7 +443,7 @@ def test_plugin_protocol():
 TESTS = [test_tools, test_identity_text, test_decrypt_binary_and_armored, test_several_recipients,
          test_other_recipient, test_tampered_truncated_scrypt, test_unwrap_protocol, test_import_age_keygen,
          test_move_between_sigilds, test_export_is_a_real_age_file, test_non_exportable_refuses,
-         test_policy_refuses_unwrap, test_policy_two_uids, test_plugin_protocol]
+         test_policy_refuses_unwrap, test_policy_two_uids, test_plugin_protocol, test_import_wrapped_owner]
 
 
 def main():
