@@ -14,8 +14,8 @@
 
 #include <sigil/crypto.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 
 /* &fe64_probe_none: probed, no assembly. NULL: not probed yet. */
 static const fe64_ops fe64_probe_none = { NULL, NULL, NULL, "generic" };

@@ -16,9 +16,9 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "ge.h"
-#include "ge64.h"
-#include "msm.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/msm.h"
 #include "sc.h"
 
 /* RFC 8032 section 5.1: dom2(x, y) = "SigEd25519 no Ed25519 collisions" ||

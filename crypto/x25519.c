@@ -18,9 +18,9 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
 
 /* Bit t of the clamped scalar, read from the caller's bytes without
  * writing them: bits 0..2 cleared, bit 254 set, bit 255 cleared

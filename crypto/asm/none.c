@@ -6,8 +6,8 @@
  */
 #include <stddef.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 
 int fe64_adx_capable(void)
 {

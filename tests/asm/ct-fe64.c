@@ -19,10 +19,10 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
 
 static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, "adx" };
 static const ge64_ops adx_ge = {

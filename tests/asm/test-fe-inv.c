@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "fe.h"
+#include "ref51/fe.h"
 
 static uint64_t rng_state;
 

@@ -18,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
 
 static uint64_t rng_state;
 

@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#include "fe.h"
-#include "ge.h"
+#include "ref51/fe.h"
+#include "ref51/ge.h"
 #include "sc.h"
 
 enum { REPS = 500 };

@@ -31,11 +31,11 @@
 #include <cpuid.h>
 #endif
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "msm.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/msm.h"
 
 /* 1 if the CPU and the OS run AVX-512 F + IFMA (asked here, not of the
  * library, so that a broken probe is seen). */

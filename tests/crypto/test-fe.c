@@ -15,7 +15,7 @@
 
 #include <openssl/bn.h>
 
-#include "fe.h"
+#include "ref51/fe.h"
 
 enum { TRIALS = 20000 };
 

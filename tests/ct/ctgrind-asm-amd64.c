@@ -10,7 +10,7 @@
  * host CPU really has BMI2 and ADX, which CPUID under Valgrind cannot.
  */
 #include "ctgrind.h"
-#include "fe64.h"
+#include "fe64/fe64.h"
 
 const fe64_ops *ctg_asm_ops(void);
 

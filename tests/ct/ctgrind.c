@@ -26,9 +26,9 @@
 #include <sigil/crypto.h>
 
 #include "ctgrind.h"
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
 #include "sc.h"
 #include "sha512.h"
 

@@ -6,8 +6,8 @@
  */
 #include <stddef.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 #include "x86_features.h"
 
 static const fe64_ops fe64_ops_adx = {

@@ -8,8 +8,8 @@
  */
 #include <stddef.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 #include "asm/arm64/fe64_arm64.h"
 
 const fe64_ops fe64_ops_arm64 = {

@@ -12,8 +12,8 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
-#include "fe64.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
 
 /* sqrt(-1) = 2^((p-1)/4) mod p
  * = 19681161376707505956807079304988542015446066515923890162744021073123829784752 */

@@ -41,7 +41,7 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
+#include "ref51/fe.h"
 
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;

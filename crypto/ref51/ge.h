@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#include "fe.h"
+#include "ref51/fe.h"
 
 typedef struct ge_p2 {
 	fe X, Y, Z;

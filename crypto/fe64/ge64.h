@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#include "fe64.h"
-#include "ge.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
 
 typedef struct ge64_p2 {
 	fe64 X, Y, Z;

@@ -13,7 +13,7 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe64.h"
+#include "fe64/fe64.h"
 
 typedef fe64_u128 u128;
 

@@ -13,11 +13,11 @@
 
 #include "ct.h"
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
 
 #define MUL fe64_mul_generic
 #define SQ fe64_sq_generic

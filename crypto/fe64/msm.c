@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
-#include "msm.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
+#include "fe64/msm.h"
 
 const ge64_ops *msm_ops(void)
 {

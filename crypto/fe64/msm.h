@@ -15,8 +15,8 @@
 
 #include <stdint.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 
 /* Points per msm_straus_vartime call: 64 signatures (R and A) share one
  * chain of doublings. */

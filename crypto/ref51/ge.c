@@ -12,10 +12,10 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge_table.h"
+#include "ref51/fe.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "ref51/ge_table.h"
 
 /* d = -121665/121666 mod p
  * = 37095705934669439343138083508754565189542113879843219016388785533085940283555 */
