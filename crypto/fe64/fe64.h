@@ -40,8 +40,9 @@ void fe64_mul_generic(uint64_t h[4], const uint64_t f[4], const uint64_t g[4]);
 void fe64_sq_generic(uint64_t h[4], const uint64_t f[4]);
 
 /* The assembly twins (amd64, BMI2 + ADX; fe64_ladder_step_adx too);
- * callable only when fe64_adx_capable() returns 1. Declared in every build; defined only when
- * the build has the amd64 assembly (meson chooses the sources). */
+ * callable only when fe64_adx_capable() returns 1. Declared in every
+ * build; defined only when the build has the amd64 assembly (meson chooses
+ * the sources). The arm64 twins: crypto/asm/arm64/fe64_arm64.h. */
 void fe64_mul_adx(uint64_t h[4], const uint64_t f[4], const uint64_t g[4]);
 void fe64_sq_adx(uint64_t h[4], const uint64_t f[4]);
 
@@ -73,41 +74,36 @@ __attribute__((visibility("hidden"))) void fe64_ladder_step_adx(fe64_ladder *st)
  * fe64_ladder_step_generic's by a multiple of p. x1, x2, z2, x3, z3 come out
  * with the same limbs from both twins; the temporaries of st do not (the
  * assembly orders the step differently). The assembly runs the whole loop
- * (no call per step, the swap in registers): x25519.c takes it when
- * ops->ladder_step is fe64_ladder_step_adx. */
+ * (no call per step, the swap in registers): x25519_ladder64 takes it
+ * when ops->ladder_step is fe64_ladder_step_adx. */
 uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap);
 __attribute__((visibility("hidden"))) uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w,
                                                                uint64_t n, uint64_t swap);
 
+/* h = f^(2^n), n >= 1 (public), in one assembly routine (a loop of
+ * squarings without calls). */
+typedef void fe64_sq_n_fn(uint64_t h[4], const uint64_t f[4], uint64_t n);
+void fe64_sq_n_adx(uint64_t h[4], const uint64_t f[4], uint64_t n);
+
+/* One implementation of the field: the C twins (fe64_ops_generic) or an
+ * assembly set (crypto/asm/<arch>/fe64_select.c). */
 typedef struct fe64_ops {
 	void (*mul)(uint64_t h[4], const uint64_t f[4], const uint64_t g[4]);
 	void (*sq)(uint64_t h[4], const uint64_t f[4]);
 	void (*ladder_step)(fe64_ladder *st);
-	const char *name; /* sigil_crypto_impl()'s answer when chosen */
+	fe64_sq_n_fn *sq_n; /* NULL: the power chains loop on sq */
+	const char *name;   /* sigil_crypto_impl()'s answer when chosen */
 } fe64_ops;
-
-/* h = f^(2^n), n >= 1 (public), in one assembly routine (a loop of
- * squarings without calls; amd64 with ADX). */
-void fe64_sq_n_adx(uint64_t h[4], const uint64_t f[4], uint64_t n);
-typedef void fe64_sq_n_fn(uint64_t h[4], const uint64_t f[4], uint64_t n);
-/* fe64_sq_n_adx when the build has it and the CPU runs it, else NULL:
- * the probe (crypto/asm/amd64/fe64_select.c, asm/none.c), and cpu.c's
- * cached answer. Used by the power chains when ops is fe64_ops_asm(). */
-fe64_sq_n_fn *fe64_sq_n_asm_probe(void);
-fe64_sq_n_fn *fe64_sq_n_asm(void);
 
 /* The C twins as an ops table. */
 extern const fe64_ops fe64_ops_generic;
 
 /* The assembly this build has and this CPU runs, or NULL (asked of CPUID on
- * every call: cpu.c caches the answer). Defined by
- * crypto/asm/amd64/fe64_select.c or, without assembly, crypto/asm/none.c. */
+ * every call: cpu.c asks once). Defined by crypto/asm/amd64/fe64_select.c,
+ * crypto/asm/arm64/fe64_select.c or, without assembly, crypto/asm/none.c. */
 const fe64_ops *fe64_ops_asm_probe(void);
 /* 1 if the CPU has BMI2 and ADX (and the build the _adx routines). */
 int fe64_adx_capable(void);
-
-/* cpu.c: fe64_ops_asm_probe(), asked once and cached. */
-const fe64_ops *fe64_ops_asm(void);
 
 typedef unsigned __int128 fe64_u128;
 
@@ -211,15 +207,12 @@ static inline void fe64_cswap(fe64 *f, fe64 *g, uint64_t mask)
 void fe64_frombytes(fe64 *h, const uint8_t s[32]);
 /* s = h mod p, canonical, little-endian. */
 void fe64_tobytes(uint8_t s[32], const fe64 *h);
-/* h = 1/f = f^(p-2) mod p (0 maps to 0), with ops's mul and sq. */
-void fe64_invert(fe64 *h, const fe64 *f, const fe64_ops *ops);
-/* h = f^((p-5)/8) = f^(2^252 - 3), with ops's mul and sq (fe_pow22523 of
- * fe_pow.c runs this when cpu.c found the assembly). */
+/* h = f^((p-5)/8) = f^(2^252 - 3), with ops's mul, sq and sq_n. */
 void fe64_pow22523(fe64 *h, const fe64 *f, const fe64_ops *ops);
 
-/* x25519.c: the two ladders behind sigil_x25519, for tests. out = X25519(k,
- * u) per RFC 7748 (k clamped inside); no all-zero check. */
-void x25519_ladder51(uint8_t out[32], const uint8_t k[32], const uint8_t u[32]);
+/* fe64/backend64.c: out = X25519(k, u) per RFC 7748 (k clamped inside) on
+ * ops, no all-zero check; the backend's x25519 (ref51's twin:
+ * x25519_ladder51 of ref51/ref51.h). */
 void x25519_ladder64(uint8_t out[32], const uint8_t k[32], const uint8_t u[32],
                      const fe64_ops *ops);
 

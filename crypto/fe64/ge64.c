@@ -290,23 +290,6 @@ void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int
 	ge64_precomp_cneg(t, p, m, &d, mneg);
 }
 
-/* The scan this CPU runs best: ge64_scan_asm_probe() (AVX2) asked once,
- * else the C twin. 0 not probed, 1 probed (ge64_scan_chosen valid); the
- * probe is idempotent, so racing first uses store the same pointer. */
-static ge64_scan_fn *ge64_scan_chosen;
-static int ge64_scan_state;
-
-ge64_scan_fn *ge64_scan_best(void)
-{
-	if (__atomic_load_n(&ge64_scan_state, __ATOMIC_ACQUIRE) == 0) {
-		ge64_scan_fn *f = ge64_scan_asm_probe();
-		__atomic_store_n(&ge64_scan_chosen, f != NULL ? f : ge64_scan_generic,
-		                 __ATOMIC_RELAXED);
-		__atomic_store_n(&ge64_scan_state, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&ge64_scan_chosen, __ATOMIC_RELAXED);
-}
-
 /* e[i] in [-2^(W-1), 2^(W-1)) (the last in [0, 2^(W-1)]) with a = sum e[i]
  * 2^(W i): window i is bits W i .. W i + W - 1 of a, in [0, 2^W); adding
  * the carry gives [0, 2^W]; d >= 2^(W-1) becomes d - 2^W and carries 1.
@@ -386,11 +369,6 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(&t, sizeof t);
-}
-
-void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
-{
-	ge64_scalarmult_base_scan(h, a, ops, ge64_scan_best());
 }
 
 void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,

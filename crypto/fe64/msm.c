@@ -17,43 +17,25 @@
 #include "fe64/ge64_table.h"
 #include "fe64/msm.h"
 
-const ge64_ops *msm_ops(void)
-{
-	const ge64_ops *ops = ge64_ops_asm();
-	return ops != NULL ? ops : &ge64_ops_generic;
-}
-
-/* 0: not probed; 1: probed, msm_lanes_fn valid. Idempotent probe. */
-static int msm_lanes_probed;
-static msm_pow22523_lanes_fn *msm_lanes_fn;
-
-msm_pow22523_lanes_fn *msm_pow22523_lanes(void)
-{
-	if (!__atomic_load_n(&msm_lanes_probed, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&msm_lanes_fn, msm_pow22523_lanes_probe(), __ATOMIC_RELAXED);
-		__atomic_store_n(&msm_lanes_probed, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&msm_lanes_fn, __ATOMIC_RELAXED);
-}
-
-static int msm_om_probed;
-static msm_odd_multiples_lanes_fn *msm_om_fn;
-
-msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes(void)
-{
-	if (!__atomic_load_n(&msm_om_probed, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&msm_om_fn, msm_odd_multiples_lanes_probe(), __ATOMIC_RELAXED);
-		__atomic_store_n(&msm_om_probed, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&msm_om_fn, __ATOMIC_RELAXED);
-}
-
 /* fe (radix 2^51) to fe64, through the canonical bytes. */
 static void msm_fe64_from_fe(fe64 *r, const fe *f)
 {
 	uint8_t s[32];
 	fe_tobytes(s, f);
 	fe64_frombytes(r, s);
+}
+
+/* h = 1/f mod p by ref51's binary GCD (faster than a power chain in
+ * either radix). */
+static void msm_fe64_invert(fe64 *h, const fe64 *f)
+{
+	uint8_t s[32];
+	fe z;
+	fe64_tobytes(s, f);
+	fe_frombytes(&z, s);
+	fe_invert_safegcd(&z, &z);
+	fe_tobytes(s, &z);
+	fe64_frombytes(h, s);
 }
 
 /* 1 if f = g mod p. */
@@ -90,9 +72,9 @@ void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
 		fe64_pow22523(&h[i], &f[i], ops->fe);
 }
 
-void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
+void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im)
 {
-	msm_pow22523_lanes_fn *xn = msm_pow22523_lanes();
+	msm_pow22523_lanes_fn *xn = im->pow_lanes;
 	int i = 0;
 	if (xn != NULL) {
 		for (; i + MSM_POW_LANES <= n; i += MSM_POW_LANES)
@@ -109,16 +91,16 @@ void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const ge64_ops *op
 			i = n;
 		}
 	}
-	msm_pow22523_many_fe64(&h[i], &f[i], n - i, ops);
+	msm_pow22523_many_fe64(&h[i], &f[i], n - i, im->ge);
 }
 
 /* The ZIP215 decoding of ge.c's ge_decode (allow_neg_zero = 1) and
  * fe_sqrt_ratio, on fe64, in three passes: u, v and u v^7 of every
  * encoding; all the powers (u v^7)^((p-5)/8); then the roots. */
 void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
-                               const ge64_ops *ops)
+                               const fe64_impl *im)
 {
-	const fe64_ops *fo = ops->fe;
+	const fe64_ops *fo = im->fe;
 	fe64 d, sqrtm1, one = { { 1, 0, 0, 0 } };
 	msm_fe64_from_fe(&d, &ge_d);
 	msm_fe64_from_fe(&sqrtm1, &fe_sqrtm1);
@@ -142,7 +124,7 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 			fo->mul(p->T.v, p->X.v, v3.v);     /* u v^3 */
 			fo->mul(w[j].v, p->X.v, v7.v);     /* u v^7 */
 		}
-		msm_pow22523_many_vartime(w, w, cnt, ops);
+		msm_pow22523_many_vartime(w, w, cnt, im);
 		for (int j = 0; j < cnt; j++) {
 			ge64_p3 *p = &P[b + j];
 			fe64 r, check, negu, negui, x;
@@ -268,8 +250,9 @@ void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops
 }
 
 void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
-                        const uint8_t b[32], const ge64_ops *ops)
+                        const uint8_t b[32], const fe64_impl *im)
 {
+	const ge64_ops *ops = im->ge;
 	uint16_t pos[MSM_MAX][MSM_NAF_DIGITS], bpos[MSM_NAF_DIGITS];
 	signed char dig[MSM_MAX][MSM_NAF_DIGITS], bdig[MSM_NAF_DIGITS], bnaf[257];
 	int nd[MSM_MAX], start[258];
@@ -296,7 +279,7 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 		top = bpos[nb - 1];
 	memset(start, 0, sizeof start);
 	/* the tables: MSM_POW_LANES points at a time with IFMA */
-	msm_odd_multiples_lanes_fn *om = msm_odd_multiples_lanes();
+	msm_odd_multiples_lanes_fn *om = im->om_lanes;
 	int jl = 0;
 	if (om != NULL)
 		for (; jl + MSM_POW_LANES <= n; jl += MSM_POW_LANES)
@@ -434,7 +417,7 @@ static void msm_p3_to_precomp(ge64_precomp *r, const ge64_p3 *p, const fe64 *d2,
 	static const uint8_t one[32] = { 1 };
 	if (memcmp(z, one, 32) != 0) {
 		fe64 zi;
-		fe64_invert(&zi, &p->Z, ops->fe);
+		msm_fe64_invert(&zi, &p->Z);
 		ops->fe->mul(x.v, p->X.v, zi.v);
 		ops->fe->mul(y.v, p->Y.v, zi.v);
 	}

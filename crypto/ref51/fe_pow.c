@@ -13,7 +13,6 @@
 
 #include "ct.h"
 #include "ref51/fe.h"
-#include "fe64/fe64.h"
 
 /* sqrt(-1) = 2^((p-1)/4) mod p
  * = 19681161376707505956807079304988542015446066515923890162744021073123829784752 */
@@ -80,21 +79,6 @@ void fe_invert(fe *h, const fe *f)
 void fe_pow22523(fe *h, const fe *f)
 {
 	fe t, z11, z;
-
-	/* with the amd64 assembly: the same chain on fe64 (fe64.c) */
-	const fe64_ops *ops = fe64_ops_asm();
-	if (ops != NULL) {
-		uint8_t s[32];
-		fe64 x;
-		fe_tobytes(s, f);
-		fe64_frombytes(&x, s);
-		fe64_pow22523(&x, &x, ops);
-		fe64_tobytes(s, &x);
-		fe_frombytes(h, s);
-		sigil_wipe(s, sizeof s);
-		sigil_wipe(&x, sizeof x);
-		return;
-	}
 
 	fe_copy(&z, f);
 	fe_pow_2_250_1(&t, &z11, &z); /* 2^250 - 1 */

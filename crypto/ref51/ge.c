@@ -14,7 +14,6 @@
 #include "ct.h"
 #include "ref51/fe.h"
 #include "ref51/ge.h"
-#include "fe64/ge64.h"
 #include "ref51/ge_table.h"
 
 /* d = -121665/121666 mod p
@@ -431,13 +430,6 @@ void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32])
 		assert(ok);
 	}
 #endif
-	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
-	const ge64_ops *ops64 = ge64_ops_asm();
-	if (ops64 != NULL) {
-		ge64_scalarmult_base(h, a, ops64);
-		return;
-	}
-
 	for (int i = 0; i < 32; i++) {
 		e[2 * i] = (signed char)(a[i] & 15);
 		e[2 * i + 1] = (signed char)((a[i] >> 4) & 15);
@@ -549,13 +541,6 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 	ge_p2 acc;
 	int i;
 
-	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
-	const ge64_ops *ops64 = ge64_ops_asm();
-	if (ops64 != NULL) {
-		ge64_double_scalarmult_vartime(r, a, A, b, ops64);
-		return;
-	}
-
 	wnaf_vartime(anaf, a, 5);
 	wnaf_vartime(bnaf, b, 8);
 	ge_odd_multiples(ai, A);
@@ -597,12 +582,6 @@ void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *
 	int i, j;
 
 	assert(n >= 0 && n <= GE_MSM_MAX);
-	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
-	const ge64_ops *ops64 = ge64_ops_asm();
-	if (ops64 != NULL) {
-		ge64_multi_scalarmult_vartime(r, a, P, n, b, ops64);
-		return;
-	}
 	for (j = 0; j < n; j++) {
 		wnaf_vartime(naf[j], a[j], 5);
 		ge_odd_multiples(pi[j], &P[j]);

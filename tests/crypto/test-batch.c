@@ -100,8 +100,8 @@ static void test_pow_lanes(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-pow");
-	const ge64_ops *ops = msm_ops();
-	msm_pow22523_lanes_fn *xn = msm_pow22523_lanes();
+	const ge64_ops *ops = cpu_fe64()->ge;
+	msm_pow22523_lanes_fn *xn = cpu_fe64()->pow_lanes;
 	/* the build has the amd64 code (and the CPU ADX) iff fe64_ops_asm_probe
 	 * answers; with IFMA too, batch verification must use it */
 	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
@@ -123,7 +123,7 @@ static void test_pow_lanes(void **state)
 		msm_pow22523_many_fe64(want, f, N, ops);
 		/* every length, so the padded last group is covered */
 		int n = rep % 2 ? N : (int)th_rand_below(N + 1);
-		msm_pow22523_many_vartime(got, f, n, ops);
+		msm_pow22523_many_vartime(got, f, n, cpu_fe64());
 		for (int i = 0; i < n; i++)
 			assert_fe64_same(&got[i], &want[i], "msm_pow22523_many_vartime", i);
 		if (xn != NULL) {
@@ -169,7 +169,6 @@ static void rand_encoding(uint8_t s[32])
 
 static void check_decode(const uint8_t (*enc)[32], int n)
 {
-	const ge64_ops *ops = msm_ops();
 	const uint8_t *ptr[MSM_MAX];
 	ge64_p3 P[MSM_MAX];
 	int ok[MSM_MAX];
@@ -177,7 +176,7 @@ static void check_decode(const uint8_t (*enc)[32], int n)
 		ptr[i] = enc[i];
 		ok[i] = -7;
 	}
-	msm_decode_zip215_vartime(P, ok, ptr, n, ops);
+	msm_decode_zip215_vartime(P, ok, ptr, n, cpu_fe64());
 	for (int i = 0; i < n; i++) {
 		ge_p3 Q;
 		int want = ge_frombytes_zip215(&Q, enc[i]) == 0;
@@ -349,7 +348,7 @@ static void test_straus(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-straus");
-	const ge64_ops *ops = msm_ops();
+	const ge64_ops *ops = cpu_fe64()->ge;
 	static uint8_t a[MSM_MAX][32];
 	static ge_p3 P[MSM_MAX];
 	static ge64_p3 P64[MSM_MAX];
@@ -367,7 +366,7 @@ static void test_straus(void **state)
 				p3_to_ge64(&P64[i], &P[i]);
 			}
 			rand_scalar(b);
-			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, ops);
+			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, cpu_fe64());
 			ge64_to_bytes(got, &R);
 			reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
 			if (memcmp(got, want, 32) != 0)
@@ -389,7 +388,7 @@ static void test_pippenger(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-pippenger");
-	const ge64_ops *ops = msm_ops();
+	const ge64_ops *ops = cpu_fe64()->ge;
 	static uint8_t a[MSM_PIP_MAX][32];
 	static ge_p3 P[MSM_PIP_MAX];
 	static ge64_p3 P64[MSM_PIP_MAX];
@@ -463,8 +462,8 @@ static void test_odd_multiples_lanes(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-odd-multiples");
-	const ge64_ops *ops = msm_ops();
-	msm_odd_multiples_lanes_fn *om = msm_odd_multiples_lanes();
+	const ge64_ops *ops = cpu_fe64()->ge;
+	msm_odd_multiples_lanes_fn *om = cpu_fe64()->om_lanes;
 	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
 		assert_non_null(om);
 	if (!cpu_has_ifma())
@@ -515,7 +514,7 @@ static void test_small_order(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-small-order");
-	const ge64_ops *ops = msm_ops();
+	const ge64_ops *ops = cpu_fe64()->ge;
 	int seen_small = 0, seen_big = 0;
 	for (size_t i = 0; i < th_weird32_count(); i++)
 		for (int sgn = 0; sgn < 2; sgn++) {

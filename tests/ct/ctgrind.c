@@ -29,6 +29,7 @@
 #include "ref51/fe.h"
 #include "fe64/fe64.h"
 #include "ref51/ge.h"
+#include "ref51/ref51.h"
 #include "sc.h"
 #include "sha512.h"
 
