@@ -76,6 +76,13 @@ extern const ge64_ops ge64_ops_generic;
  * NULL when there is no assembly to run. Asked once, by cpu.c. */
 const ge64_ops *ge64_ops_asm_probe(void);
 
+/* r = p in cached form (Y + X, Y - X, Z, 2d T), 2d given as d2. */
+void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops);
+/* out[j] = (2j + 1) p, j < 8 (wnaf.c's odd multiples on ge64 points):
+ * the table of a width-5 NAF. Variable time: public points. */
+void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
+                                const ge64_ops *ops);
+
 /* r = a A + b B as ge_double_scalarmult_vartime (same digits, same
  * tables), the point arithmetic done with ops. */
 void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
