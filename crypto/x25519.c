@@ -40,8 +40,8 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 
 /* pk = u([a] 9) for the clamped a, computed on the Edwards curve:
  * [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z - Y).
- * Constant time (the backend's fixed base, fe_invert_safegcd). The clamped a is
- * never 0 mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
+ * Constant time (the backend's fixed base, fe_invert_safegcd). The
+ * clamped a is never 0 mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
 SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32])
 {
 	uint8_t k[32];

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ge64.h - edwards25519 points on fe64 (radix 2^64, fe64.h), for the
- * variable-base double scalar multiplication of verification on amd64 with
- * ADX (internal to libsigil-crypto).
+ * ge64.h - edwards25519 points on fe64 (radix 2^64, fe64.h): the fixed-base
+ * comb, the double scalar multiplication of verification and the points of
+ * msm.h, in the 4 x 64-bit backend (internal to libsigil-crypto).
  *
  * The same coordinate systems and formulas as ge.h (ref10), operation for
  * operation; every coordinate is any value below 2^256. Each point
  * operation comes as a C twin (_generic, ge64.c, on fe64_*_generic) and an
  * assembly routine (_adx, generated with the field code into
- * crypto/asm/amd64/fe64_adx.S) that give the same limbs; the ge64_ops
- * table names the set in use, chosen once by cpu.c.
+ * crypto/asm/amd64/fe64_adx.S; _arm64, into crypto/asm/arm64/fe64_arm64.S)
+ * that give the same limbs; a ge64_ops table names one set, chosen once by
+ * cpu.c.
  *
  * Aliasing: r must not be the same object as p (the conversions and the
  * additions write r before they have read all of p). Timing: constant

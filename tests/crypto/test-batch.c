@@ -31,6 +31,7 @@
 #include <cpuid.h>
 #endif
 
+#include "backend.h"
 #include "ref51/fe.h"
 #include "fe64/fe64.h"
 #include "ref51/ge.h"
@@ -547,9 +548,40 @@ static void test_small_order(void **state)
 	(void)seen_big;
 }
 
+/* cpu.c's one choice: the portable backend (crypto/ref51/) exactly when
+ * there is no field assembly to run (always in a build without assembly,
+ * SIGIL_TEST_HAVE_ASM 0), and then batch verification runs ref51's code;
+ * otherwise the 4 x 64-bit backend on cpu.c's fe64_impl. */
+static void test_backend_choice(void **state)
+{
+	(void)state;
+	const backend *be = backend_get();
+	assert_ptr_equal(backend_get(), be);
+#if SIGIL_TEST_HAVE_ASM == 0
+	assert_null(fe64_ops_asm_probe());
+	assert_null(fe64_ops_asm());
+#endif
+	if (fe64_ops_asm() == NULL) {
+		assert_ptr_equal(be, &backend_ref51);
+		assert_ptr_equal(be->batch_vartime, backend_ref51.batch_vartime);
+		assert_ptr_equal(be->x25519, backend_ref51.x25519);
+		assert_null(ge64_ops_asm());
+		assert_string_equal(sigil_crypto_impl(), "generic");
+	} else {
+		assert_ptr_equal(be->impl, cpu_fe64());
+		assert_ptr_equal(be->batch_vartime, backend_fe64.batch_vartime);
+		assert_ptr_equal(be->x25519, backend_fe64.x25519);
+		assert_ptr_equal(cpu_fe64()->fe, fe64_ops_asm());
+		assert_ptr_equal(cpu_fe64()->ge, ge64_ops_asm());
+		assert_ptr_equal(cpu_fe64()->ge->fe, fe64_ops_asm());
+		assert_string_equal(sigil_crypto_impl(), fe64_ops_asm()->name);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_backend_choice),
 		cmocka_unit_test(test_pow_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
