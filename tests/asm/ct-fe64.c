@@ -26,7 +26,8 @@
 #include "fe64/msm.h"
 #include "fe64/ge64_table.h"
 
-static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, "adx" };
+static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, fe64_sq_n_adx,
+                                 "adx" };
 static const ge64_ops adx_ge = {
 	ge64_p1p1_to_p2_adx, ge64_p1p1_to_p3_adx, ge64_p2_dbl_adx, ge64_madd_adx,
 	ge64_msub_adx,       ge64_add_adx,        ge64_sub_adx,    &adx_fe,
