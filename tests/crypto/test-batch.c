@@ -37,6 +37,7 @@
 #include "ref51/ge.h"
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
+#include "sc.h"
 
 /* 1 if the CPU and the OS run AVX-512 F + IFMA (asked here, not of the
  * library, so that a broken probe is seen). */
@@ -578,10 +579,85 @@ static void test_backend_choice(void **state)
 	}
 }
 
+/* A batch equation for the tables' batch_vartime: term t is s_t (-P_t)
+ * with P_t = [k_t] B given by its encoding, b = sum s_t k_t (+ 1 when
+ * wrong), so that sum s_t (-P_t) + b B is the identity (resp. B). idx
+ * takes every other encoding, so that the compaction is exercised. */
+typedef struct eq_ctx {
+	int n;
+	const uint8_t (*s)[32], (*k)[32];
+	int wrong, called;
+} eq_ctx;
+
+static int eq_terms(void *arg, const int *ok, int *idx, uint8_t (*scal)[32], uint8_t b[32])
+{
+	eq_ctx *c = arg;
+	int nt = 0;
+	c->called++;
+	memset(b, 0, 32);
+	for (int i = 0; i < c->n; i += 2) {
+		assert_int_equal(ok[i], 1);
+		idx[nt] = i;
+		memcpy(scal[nt], c->s[i], 32);
+		sc_muladd(b, c->s[i], c->k[i], b);
+		nt++;
+	}
+	if (c->wrong) {
+		uint8_t one[32] = { 1 };
+		sc_add(b, b, one);
+	}
+	return nt;
+}
+
+/* Both tables' batch_vartime (ref51's; the 4 x 64-bit one with cpu.c's
+ * parts and with the C twins) on the same equations, for n encodings
+ * around the small/big and chunk boundaries: 1 when the equation holds,
+ * 0 when b is off by one. */
+static void test_backend_batch(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-backends");
+	static uint8_t enc[BACKEND_BATCH_MAX][32], k[BACKEND_BATCH_MAX][32], s[BACKEND_BATCH_MAX][32];
+	static const uint8_t *ptr[BACKEND_BATCH_MAX];
+	static int ok[BACKEND_BATCH_MAX];
+	for (int i = 0; i < BACKEND_BATCH_MAX; i++) {
+		uint8_t h[64];
+		ge_p3 P;
+		th_randbytes(h, 64);
+		sc_reduce(k[i], h);
+		ge_scalarmult_base(&P, k[i]);
+		ge_p3_tobytes(enc[i], &P);
+		th_randbytes(s[i], 16); /* 128-bit coefficients, as in ed25519.c */
+		memset(s[i] + 16, 0, 16);
+		ptr[i] = enc[i];
+	}
+	fe64_impl twins = { &fe64_ops_generic, &ge64_ops_generic, ge64_scan_generic, NULL, NULL };
+	backend b64 = backend_fe64, b64c = backend_fe64;
+	b64.impl = cpu_fe64();
+	b64c.impl = &twins;
+	const backend *tables[] = { &backend_ref51, &b64, &b64c };
+	static const int ns[] = { 1, 2, 64, 66, 128, 130, 400, BACKEND_BATCH_MAX };
+	for (size_t ti = 0; ti < sizeof tables / sizeof tables[0]; ti++)
+		for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+			const backend *be = tables[ti];
+			int n = ns[ni];
+			if (be == &b64c && n > 130)
+				continue; /* the C twins are slow; Pippenger runs on cpu.c's parts */
+			for (int wrong = 0; wrong < 2; wrong++) {
+				eq_ctx c = { n, (const uint8_t (*)[32])s, (const uint8_t (*)[32])k, wrong, 0 };
+				int r = be->batch_vartime(be, ok, ptr, n, eq_terms, &c);
+				if (r != !wrong)
+					fail_msg("table %zu, n = %d, wrong = %d: %d", ti, n, wrong, r);
+				assert_int_equal(c.called, 1);
+			}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_choice),
+		cmocka_unit_test(test_backend_batch),
 		cmocka_unit_test(test_pow_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
