@@ -18,7 +18,8 @@ check() { if [ -z "$2" ]; then ok "$1"; else notok "$1" "$2"; fi; }
 incl() { grep -Hn '^#include "' "$@" 2>/dev/null; }
 
 echo "1..7"
-[ -d ref51 ] && [ -d fe64 ] && [ -f backend.h ] || { echo "Bail out! ref51/, fe64/ or backend.h missing"; exit 1; }
+[ -d ref51 ] && [ -d fe64 ] && [ -f backend.h ] ||
+	{ echo "Bail out! ref51/, fe64/ or backend.h missing"; exit 1; }
 check "ref51/ includes only ref51/, ct.h, wnaf.h (and backend.h in backend51.c)" \
 	"$(incl ref51/*.[ch] | grep -v -E '"(ref51/[a-z0-9_]+\.h|ct\.h|wnaf\.h)"' |
 	   grep -v -E '^ref51/backend51\.c:[0-9]+:#include "backend\.h"')"
