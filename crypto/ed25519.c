@@ -497,14 +497,12 @@ static int batch_terms(void *arg, const int *ok, int *idx, uint8_t (*scal)[32], 
 	return np;
 }
 
-/* Items base .. base + cnt - 1 (cnt <= BATCH_BIG); 1 if all are valid.
- * About 17 KiB of stack here, the rest in the backend. */
+/* Items base .. base + cnt - 1 (cnt at most the work space's: enc and ok
+ * of 2 cnt, k, akey and apos of cnt); 1 if all are valid. */
 static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, size_t base,
-                       size_t cnt, const backend *be)
+                       size_t cnt, const backend *be, const uint8_t **enc, int *ok,
+                       uint8_t (*k)[32], const uint8_t **akey, int *apos)
 {
-	const uint8_t *enc[2 * BATCH_BIG], *akey[BATCH_BIG];
-	int ok[2 * BATCH_BIG], apos[BATCH_BIG];
-	uint8_t k[BATCH_BIG][32];
 	int ne = 0;
 
 	/* the items that reach the equation: S < L, then A and R decoded */
@@ -533,6 +531,30 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 	return all;
 }
 
+/* A chunk of at most BATCH_CHUNK items, or of at most BATCH_BIG: separate
+ * frames of the two sizes (about 5 and 18 KiB; gcc -fstack-usage, x86-64),
+ * under the backend's own (the 4 x 64-bit one: 21 KiB + Straus 175 KiB +
+ * IFMA tables 12 KiB, or 84 KiB + Pippenger 96 KiB + decoding 10 KiB). */
+__attribute__((noinline)) static int batch_chunk_small(int *valid, const sigil_ed25519_item *items,
+                                                      size_t n, size_t base, size_t cnt,
+                                                      const backend *be)
+{
+	const uint8_t *enc[2 * BATCH_CHUNK], *akey[BATCH_CHUNK];
+	int ok[2 * BATCH_CHUNK], apos[BATCH_CHUNK];
+	uint8_t k[BATCH_CHUNK][32];
+	return batch_chunk(valid, items, n, base, cnt, be, enc, ok, k, akey, apos);
+}
+
+__attribute__((noinline)) static int batch_chunk_big(int *valid, const sigil_ed25519_item *items,
+                                                    size_t n, size_t base, size_t cnt,
+                                                    const backend *be)
+{
+	const uint8_t *enc[2 * BATCH_BIG], *akey[BATCH_BIG];
+	int ok[2 * BATCH_BIG], apos[BATCH_BIG];
+	uint8_t k[BATCH_BIG][32];
+	return batch_chunk(valid, items, n, base, cnt, be, enc, ok, k, akey, apos);
+}
+
 static int batch_zip215(int *valid, const sigil_ed25519_item *items, size_t n)
 {
 	const backend *be = backend_get();
@@ -541,12 +563,12 @@ static int batch_zip215(int *valid, const sigil_ed25519_item *items, size_t n)
 	/* chunks of BATCH_BIG while at least BATCH_BIG_MIN items are left */
 	while (n - base >= BATCH_BIG_MIN) {
 		size_t cnt = n - base < BATCH_BIG ? n - base : BATCH_BIG;
-		all &= batch_chunk(valid, items, n, base, cnt, be);
+		all &= batch_chunk_big(valid, items, n, base, cnt, be);
 		base += cnt;
 	}
 	for (; base < n; base += BATCH_CHUNK) {
 		size_t cnt = n - base < BATCH_CHUNK ? n - base : BATCH_CHUNK;
-		all &= batch_chunk(valid, items, n, base, cnt, be);
+		all &= batch_chunk_small(valid, items, n, base, cnt, be);
 	}
 	return all ? 0 : -1;
 }
