@@ -89,11 +89,6 @@ void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64
 void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                     const uint8_t b[32], const ge64_ops *ops);
 
-/* r = sum a_i P_i + b B as ge_multi_scalarmult_vartime (0 <= n <=
- * GE_MSM_MAX; about 1 KiB of stack per point), with ops. */
-void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
-                                   const uint8_t b[32], const ge64_ops *ops);
-
 /* t = row[|b| - 1] for 1 <= |b| <= n, negated if b < 0, the identity (1,
  * 1, 0) if b = 0. Reads all n entries whole whatever b; constant time in b
  * (n and row are public). The C twin and the AVX2 routine give the same
