@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#include "fe.h"
+#include "ref51/fe.h"
 
 typedef struct ge_p2 {
 	fe X, Y, Z;
@@ -110,13 +110,10 @@ int ge_p3_is_identity(const ge_p3 *p);
 /* 1 if p and q are the same point (X1 Z2 = X2 Z1 and Y1 Z2 = Y2 Z1). */
 int ge_p3_equal(const ge_p3 *p, const ge_p3 *q);
 
-/* h = a B. a[31] <= 127 (any clamped or reduced scalar). Constant time.
- * Where ge64_ops_asm() finds point assembly (amd64 with ADX, arm64):
- * ge64_scalarmult_base, signed radix-2^6 digits over the comb table of
- * ge64_table.h (43 rows of 32 points, every entry of a row read for every
- * digit by ge64_scan_avx2 or its C twin ge64_scan_generic). Elsewhere:
+/* h = a B. a[31] <= 127 (any clamped or reduced scalar). Constant time:
  * signed radix-16 windows over the table of ge_table.h, every entry read
- * for every window (ge_precomp_select). */
+ * for every window (ge_precomp_select). (The 4 x 64-bit backend has its
+ * own comb: fe64/ge64.h.) */
 void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32]);
 /* t = the entry b of table row pos, for b in [-8, 8] (0 gives the
  * identity): reads all 8 entries; constant time in b. */
@@ -131,10 +128,10 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 /* r = sum_{i<n} a_i P_i + b B (Straus: one chain of doublings, width-5 NAF
  * of every a_i, width-8 NAF of b over ge_bi8); 0 <= n <= GE_MSM_MAX. Uses
  * about 1.5 KiB of stack per point (its odd multiples and digits; about
- * 50 KiB at n = GE_MSM_MAX), nothing on the heap.
- * Batch verification no longer calls it (crypto/msm.c, 64 signatures per
- * chain of doublings); it stays as the straightforward reference that
- * tests/crypto/test-batch.c and tests/asm check msm.c and ge64.c against.
+ * 50 KiB at n = GE_MSM_MAX), nothing on the heap. The batch equation of
+ * this backend (ref51/backend51.c) sums it over chunks of GE_MSM_MAX
+ * points; tests/crypto/test-batch.c and tests/asm check the 4 x 64-bit
+ * backend's msm.c and ge64.c against it.
  * Variable time: public inputs only. */
 #define GE_MSM_MAX 32
 void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fe64.c - the portable C twins of the fe64 assembly (mul, sq) and the
- * fe64 operations that have no assembly (codecs, inversion). Contracts and
+ * fe64 operations that have no assembly (codecs, the (p - 5) / 8 power). Contracts and
  * representation: fe64.h. The method of mul and sq is the one of
  * crypto/asm/gen/gen_fe64_amd64.py, step for step, so that both give the
  * same limbs (tests/asm compares them).
@@ -13,7 +13,7 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe64.h"
+#include "fe64/fe64.h"
 
 typedef fe64_u128 u128;
 
@@ -214,6 +214,7 @@ const fe64_ops fe64_ops_generic = {
 	.mul = fe64_mul_generic,
 	.sq = fe64_sq_generic,
 	.ladder_step = fe64_ladder_step_generic,
+	.sq_n = NULL,
 	.name = "generic",
 };
 
@@ -272,9 +273,8 @@ void fe64_tobytes(uint8_t s[32], const fe64 *h)
 /* h = f^(2^n), n >= 1 a constant of the caller. */
 static void fe64_sq_n(fe64 *h, const fe64 *f, int n, const fe64_ops *ops)
 {
-	fe64_sq_n_fn *sqn;
-	if (ops == fe64_ops_asm() && (sqn = fe64_sq_n_asm()) != NULL) {
-		sqn(h->v, f->v, (uint64_t)n);
+	if (ops->sq_n != NULL) {
+		ops->sq_n(h->v, f->v, (uint64_t)n);
 		return;
 	}
 	ops->sq(h->v, f->v);
@@ -282,7 +282,8 @@ static void fe64_sq_n(fe64 *h, const fe64 *f, int n, const fe64_ops *ops)
 		ops->sq(h->v, h->v);
 }
 
-/* The common head of fe_pow.c's chains: out = z^(2^250 - 1), z11 = z^11. */
+/* The head of the (p - 5) / 8 chain (ref51/fe_pow.c's, on fe64): out =
+ * z^(2^250 - 1), z11 = z^11. */
 static void fe64_pow_2_250_1(fe64 *out, fe64 *z11, const fe64 *zin, const fe64_ops *ops)
 {
 	fe64 z, z2, z9, z2_5_0, z2_10_0, z2_20_0, z2_50_0, z2_100_0, t;
@@ -319,17 +320,6 @@ static void fe64_pow_2_250_1(fe64 *out, fe64 *z11, const fe64 *zin, const fe64_o
 	sigil_wipe(&z2_50_0, sizeof z2_50_0);
 	sigil_wipe(&z2_100_0, sizeof z2_100_0);
 	sigil_wipe(&t, sizeof t);
-}
-
-/* p - 2 = 2^255 - 21: z^(2^250 - 1), 5 squarings, times z^11. */
-void fe64_invert(fe64 *h, const fe64 *f, const fe64_ops *ops)
-{
-	fe64 t, z11;
-	fe64_pow_2_250_1(&t, &z11, f, ops);
-	fe64_sq_n(&t, &t, 5, ops);             /* 2^255 - 2^5 */
-	ops->mul(h->v, t.v, z11.v);            /* 2^255 - 21 */
-	sigil_wipe(&t, sizeof t);
-	sigil_wipe(&z11, sizeof z11);
 }
 
 /* (p - 5) / 8 = 2^252 - 3: z^(2^250 - 1), 2 squarings, times z. */

@@ -13,11 +13,12 @@
 
 #include "ct.h"
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
+#include "wnaf.h"
 
 #define MUL fe64_mul_generic
 #define SQ fe64_sq_generic
@@ -147,7 +148,7 @@ static void ge64_d2(fe64 *r)
 	fe_to_fe64(r, &ge_d2);
 }
 
-static void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
+void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
 {
 	fe64_add(&r->YplusX, &p->Y, &p->X);
 	fe64_sub(&r->YminusX, &p->Y, &p->X);
@@ -155,56 +156,56 @@ static void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, 
 	ops->fe->mul(r->T2d.v, p->T.v, d2->v);
 }
 
-/* The width-w NAF of ge.c's wnaf_vartime (public scalars: variable time),
- * computed by windows: at the lowest set bit i of what is left, the w bits
- * from i give the odd digit d in (-2^(w-1), 2^(w-1)); subtracting d clears
- * those w bits (and, for d < 0, carries 1 into bit i + w); the next w - 1
- * digits are zero. */
-static void wnaf64_vartime(signed char naf[257], const uint8_t a[32], int w)
+/* The odd multiples of wnaf.c on ge64_p3 / ge64_cached: ctx is a
+ * ge64_wnaf_ctx. */
+typedef struct ge64_wnaf_ctx {
+	const ge64_ops *ops;
+	const fe64 *d2;
+} ge64_wnaf_ctx;
+
+static void ge64_wnaf_dbl(void *r, const void *p, const void *ctx)
 {
-	uint64_t k[5] = { 0 };
-	const uint64_t mask = ((uint64_t)1 << w) - 1;
-	for (int i = 0; i < 32; i++)
-		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
-	memset(naf, 0, 257);
-	for (int i = 0; i < 257;) {
-		int word = i >> 6, sh = i & 63;
-		if (((k[word] >> sh) & 1) == 0) {
-			i++;
-			continue;
-		}
-		uint64_t win = k[word] >> sh;
-		if (sh + w > 64 && word < 4)
-			win |= k[word + 1] << (64 - sh);
-		win &= mask;
-		int d = (int)win;
-		if (d >= (1 << (w - 1)))
-			d -= 1 << w;
-		naf[i] = (signed char)d;
-		/* k -= d 2^i: clear the window, then + 2^(i+w) if d < 0 */
-		k[word] &= ~(mask << sh);
-		if (sh + w > 64 && word < 4)
-			k[word + 1] &= ~(mask >> (64 - sh));
-		if (d < 0) {
-			int j = (i + w) >> 6;
-			uint64_t add = (uint64_t)1 << ((i + w) & 63);
-			for (; j < 5; j++) {
-				k[j] += add;
-				if (k[j] != 0)
-					break;
-				add = 1;
-			}
-		}
-		i += w;
-	}
+	const ge64_wnaf_ctx *c = ctx;
+	const ge64_p3 *P = p;
+	ge64_p2 q = { P->X, P->Y, P->Z };
+	ge64_p1p1 t;
+	c->ops->p2_dbl(&t, &q);
+	c->ops->p1p1_to_p3(r, &t);
+}
+
+static void ge64_wnaf_add(void *r, const void *p, const void *q, const void *ctx)
+{
+	const ge64_wnaf_ctx *c = ctx;
+	ge64_p1p1 t;
+	c->ops->add(&t, p, q);
+	c->ops->p1p1_to_p3(r, &t);
+}
+
+static void ge64_wnaf_to_cached(void *r, const void *p, const void *ctx)
+{
+	const ge64_wnaf_ctx *c = ctx;
+	ge64_p3_to_cached(r, p, c->d2, c->ops);
+}
+
+static const wnaf_point_ops ge64_wnaf_ops = {
+	.p3_size = sizeof(ge64_p3),
+	.cached_size = sizeof(ge64_cached),
+	.dbl = ge64_wnaf_dbl,
+	.add = ge64_wnaf_add,
+	.to_cached = ge64_wnaf_to_cached,
+};
+
+void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
+                                const ge64_ops *ops)
+{
+	ge64_wnaf_ctx c = { ops, d2 };
+	wnaf_odd_multiples_vartime(out, p, 8, &ge64_wnaf_ops, &c);
 }
 
 /* out[j] = (2j + 1) A, j < 8, from A in radix 2^51. */
 static void ge64_odd_multiples(ge64_cached out[8], const ge_p3 *A, const ge64_ops *ops)
 {
-	ge64_p1p1 t;
-	ge64_p3 a1, a2;
-	ge64_cached c2;
+	ge64_p3 a1;
 	fe64 d2;
 
 	ge64_d2(&d2);
@@ -212,30 +213,21 @@ static void ge64_odd_multiples(ge64_cached out[8], const ge_p3 *A, const ge64_op
 	fe_to_fe64(&a1.Y, &A->Y);
 	fe_to_fe64(&a1.Z, &A->Z);
 	fe_to_fe64(&a1.T, &A->T);
-	ge64_p2 a1p2 = { a1.X, a1.Y, a1.Z };
-	ops->p2_dbl(&t, &a1p2);
-	ops->p1p1_to_p3(&a2, &t);
-	ge64_p3_to_cached(&out[0], &a1, &d2, ops);
-	ge64_p3_to_cached(&c2, &a2, &d2, ops);
-	for (int j = 1; j < 8; j++) {
-		ops->add(&t, &a1, &c2);
-		ops->p1p1_to_p3(&a1, &t);
-		ge64_p3_to_cached(&out[j], &a1, &d2, ops);
-	}
+	ge64_odd_multiples_vartime(out, &a1, &d2, ops);
 }
 
 void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                     const uint8_t b[32], const ge64_ops *ops)
 {
-	signed char anaf[257], bnaf[257];
+	signed char anaf[WNAF_LEN], bnaf[WNAF_LEN];
 	ge64_cached ai[8];
 	ge64_p1p1 t;
 	ge64_p3 u;
 	ge64_p2 acc;
 	int i;
 
-	wnaf64_vartime(anaf, a, 5);
-	wnaf64_vartime(bnaf, b, 8);
+	wnaf_dense_vartime(anaf, a, 5);
+	wnaf_dense_vartime(bnaf, b, 8);
 	ge64_odd_multiples(ai, A, ops);
 
 	memset(&acc, 0, sizeof acc); /* the identity (0 : 1 : 1) */
@@ -288,23 +280,6 @@ void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int
 	p[0] |= one;
 	m[0] |= one;
 	ge64_precomp_cneg(t, p, m, &d, mneg);
-}
-
-/* The scan this CPU runs best: ge64_scan_asm_probe() (AVX2) asked once,
- * else the C twin. 0 not probed, 1 probed (ge64_scan_chosen valid); the
- * probe is idempotent, so racing first uses store the same pointer. */
-static ge64_scan_fn *ge64_scan_chosen;
-static int ge64_scan_state;
-
-ge64_scan_fn *ge64_scan_best(void)
-{
-	if (__atomic_load_n(&ge64_scan_state, __ATOMIC_ACQUIRE) == 0) {
-		ge64_scan_fn *f = ge64_scan_asm_probe();
-		__atomic_store_n(&ge64_scan_chosen, f != NULL ? f : ge64_scan_generic,
-		                 __ATOMIC_RELAXED);
-		__atomic_store_n(&ge64_scan_state, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&ge64_scan_chosen, __ATOMIC_RELAXED);
 }
 
 /* e[i] in [-2^(W-1), 2^(W-1)) (the last in [0, 2^(W-1)]) with a = sum e[i]
@@ -386,68 +361,4 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(&t, sizeof t);
-}
-
-void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops)
-{
-	ge64_scalarmult_base_scan(h, a, ops, ge64_scan_best());
-}
-
-void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
-                                   const uint8_t b[32], const ge64_ops *ops)
-{
-	signed char naf[GE_MSM_MAX][257], bnaf[257];
-	ge64_cached pi[GE_MSM_MAX][8];
-	ge64_p1p1 t;
-	ge64_p3 u;
-	ge64_p2 acc;
-	int i, j;
-
-	for (j = 0; j < n; j++) {
-		wnaf64_vartime(naf[j], a[j], 5);
-		ge64_odd_multiples(pi[j], &P[j], ops);
-	}
-	wnaf64_vartime(bnaf, b, 8);
-
-	memset(&acc, 0, sizeof acc); /* the identity */
-	acc.Y.v[0] = 1;
-	acc.Z.v[0] = 1;
-	memset(&u, 0, sizeof u);
-	u.Y.v[0] = 1;
-	u.Z.v[0] = 1;
-	for (i = 256; i >= 0; i--) {
-		int any = bnaf[i] != 0;
-		for (j = 0; j < n; j++)
-			any |= naf[j][i] != 0;
-		if (any)
-			break;
-	}
-	for (; i >= 0; i--) {
-		ops->p2_dbl(&t, &acc);
-		ops->p1p1_to_p3(&u, &t);
-		for (j = 0; j < n; j++) {
-			signed char d = naf[j][i];
-			if (d > 0) {
-				ops->add(&t, &u, &pi[j][d / 2]);
-				ops->p1p1_to_p3(&u, &t);
-			} else if (d < 0) {
-				ops->sub(&t, &u, &pi[j][(-d) / 2]);
-				ops->p1p1_to_p3(&u, &t);
-			}
-		}
-		if (bnaf[i] > 0) {
-			ops->madd(&t, &u, &ge64_bi8[bnaf[i] / 2]);
-			ops->p1p1_to_p3(&u, &t);
-		} else if (bnaf[i] < 0) {
-			ops->msub(&t, &u, &ge64_bi8[(-bnaf[i]) / 2]);
-			ops->p1p1_to_p3(&u, &t);
-		}
-		acc.X = u.X;
-		acc.Y = u.Y;
-		acc.Z = u.Z;
-	}
-	fe64_to_fe(&r->X, &u.X);
-	fe64_to_fe(&r->Y, &u.Y);
-	fe64_to_fe(&r->Z, &u.Z);
-	fe64_to_fe(&r->T, &u.T);
 }

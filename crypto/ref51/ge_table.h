@@ -9,7 +9,7 @@
 #ifndef SIGIL_GE_TABLE_H
 #define SIGIL_GE_TABLE_H
 
-#include "ge.h"
+#include "ref51/ge.h"
 
 static const ge_precomp ge_base[32][8] = {
 	{

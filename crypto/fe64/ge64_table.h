@@ -12,7 +12,7 @@
 #ifndef SIGIL_GE64_TABLE_H
 #define SIGIL_GE64_TABLE_H
 
-#include "ge64.h"
+#include "fe64/ge64.h"
 
 #define GE64_COMB_W 6
 #define GE64_COMB_PASSES 1

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ct.h"
-#include "fe.h"
+#include "ref51/fe.h"
 
 typedef unsigned __int128 u128;
 

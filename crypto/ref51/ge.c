@@ -12,10 +12,10 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge_table.h"
+#include "ref51/fe.h"
+#include "ref51/ge.h"
+#include "ref51/ge_table.h"
+#include "wnaf.h"
 
 /* d = -121665/121666 mod p
  * = 37095705934669439343138083508754565189542113879843219016388785533085940283555 */
@@ -431,13 +431,6 @@ void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32])
 		assert(ok);
 	}
 #endif
-	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
-	const ge64_ops *ops64 = ge64_ops_asm();
-	if (ops64 != NULL) {
-		ge64_scalarmult_base(h, a, ops64);
-		return;
-	}
-
 	for (int i = 0; i < 32; i++) {
 		e[2 * i] = (signed char)(a[i] & 15);
 		e[2 * i + 1] = (signed char)((a[i] >> 4) & 15);
@@ -478,86 +471,56 @@ void ge_scalarmult_base(ge_p3 *h, const uint8_t a[32])
 	sigil_wipe(&t, sizeof t);
 }
 
-/* Width-w non-adjacent form of a 256-bit integer (2 <= w <= 8): a =
- * sum naf[i] 2^i with every naf[i] zero or odd in [-(2^(w-1) - 1),
- * 2^(w-1) - 1], and at most one nonzero digit in any w consecutive
- * positions. 257 digits (the top one absorbs the carry). Width 5 for the
- * points known only at run time (8 odd multiples computed per call),
- * width 8 for B (64 odd multiples in ge_table.h's ge_bi8).
- * Variable time: public scalars only. */
-static void wnaf_vartime(signed char naf[257], const uint8_t a[32], int w)
+/* The odd multiples of wnaf.c on ge_p3 / ge_cached. */
+static void ge_wnaf_dbl(void *r, const void *p, const void *ctx)
 {
-	uint64_t k[5] = { 0 };
-	for (int i = 0; i < 32; i++)
-		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
-	memset(naf, 0, 257);
-	for (int i = 0; i < 257; i++) {
-		if (k[0] & 1) {
-			int d = (int)(k[0] & ((1u << w) - 1));
-			if (d >= (1 << (w - 1)))
-				d -= 1 << w;
-			naf[i] = (signed char)d;
-			/* k -= d */
-			if (d > 0) {
-				uint64_t borrow = (uint64_t)d;
-				for (int w = 0; w < 5 && borrow; w++) {
-					uint64_t old = k[w];
-					k[w] = old - borrow;
-					borrow = old < borrow;
-				}
-			} else {
-				uint64_t c = (uint64_t)(-d);
-				for (int w = 0; w < 5 && c; w++) {
-					k[w] += c;
-					c = k[w] < c;
-				}
-			}
-		}
-		/* k >>= 1 */
-		for (int w = 0; w < 4; w++)
-			k[w] = (k[w] >> 1) | (k[w + 1] << 63);
-		k[4] >>= 1;
-	}
+	(void)ctx;
+	ge_p3_dbl_p3(r, p);
 }
 
-/* cached odd multiples A, 3A, ..., 15A */
+static void ge_wnaf_add(void *r, const void *p, const void *q, const void *ctx)
+{
+	ge_p1p1 t;
+	(void)ctx;
+	ge_add(&t, p, q);
+	ge_p1p1_to_p3(r, &t);
+}
+
+static void ge_wnaf_to_cached(void *r, const void *p, const void *ctx)
+{
+	(void)ctx;
+	ge_p3_to_cached(r, p);
+}
+
+static const wnaf_point_ops ge_wnaf_ops = {
+	.p3_size = sizeof(ge_p3),
+	.cached_size = sizeof(ge_cached),
+	.dbl = ge_wnaf_dbl,
+	.add = ge_wnaf_add,
+	.to_cached = ge_wnaf_to_cached,
+};
+
+/* cached odd multiples A, 3A, ..., 15A: the table of a width-5 NAF */
 static void ge_odd_multiples(ge_cached out[8], const ge_p3 *A)
 {
-	ge_p3 a2, cur;
-	ge_p1p1 t;
-
-	ge_p3_dbl(&t, A);
-	ge_p1p1_to_p3(&a2, &t);
-	cur = *A;
-	ge_p3_to_cached(&out[0], &cur);
-	for (int i = 1; i < 8; i++) {
-		ge_cached c2;
-		ge_p3_to_cached(&c2, &a2);
-		ge_add(&t, &cur, &c2);
-		ge_p1p1_to_p3(&cur, &t);
-		ge_p3_to_cached(&out[i], &cur);
-	}
+	wnaf_odd_multiples_vartime(out, A, 8, &ge_wnaf_ops, NULL);
 }
 
+/* Width-5 NAF for the points known only at run time (8 odd multiples
+ * computed per call), width 8 for B (64 odd multiples in ge_table.h's
+ * ge_bi8): wnaf.c's recoder. */
 void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                   const uint8_t b[32])
 {
-	signed char anaf[257], bnaf[257];
+	signed char anaf[WNAF_LEN], bnaf[WNAF_LEN];
 	ge_cached ai[8];
 	ge_p1p1 t;
 	ge_p3 u;
 	ge_p2 acc;
 	int i;
 
-	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
-	const ge64_ops *ops64 = ge64_ops_asm();
-	if (ops64 != NULL) {
-		ge64_double_scalarmult_vartime(r, a, A, b, ops64);
-		return;
-	}
-
-	wnaf_vartime(anaf, a, 5);
-	wnaf_vartime(bnaf, b, 8);
+	wnaf_dense_vartime(anaf, a, 5);
+	wnaf_dense_vartime(bnaf, b, 8);
 	ge_odd_multiples(ai, A);
 
 	ge_p2_0(&acc);
@@ -589,7 +552,7 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
                                  const uint8_t b[32])
 {
-	signed char naf[GE_MSM_MAX][257], bnaf[257];
+	signed char naf[GE_MSM_MAX][WNAF_LEN], bnaf[WNAF_LEN];
 	ge_cached pi[GE_MSM_MAX][8];
 	ge_p1p1 t;
 	ge_p3 u;
@@ -597,17 +560,11 @@ void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *
 	int i, j;
 
 	assert(n >= 0 && n <= GE_MSM_MAX);
-	/* on amd64 with ADX: the same computation on fe64 points (ge64.c) */
-	const ge64_ops *ops64 = ge64_ops_asm();
-	if (ops64 != NULL) {
-		ge64_multi_scalarmult_vartime(r, a, P, n, b, ops64);
-		return;
-	}
 	for (j = 0; j < n; j++) {
-		wnaf_vartime(naf[j], a[j], 5);
+		wnaf_dense_vartime(naf[j], a[j], 5);
 		ge_odd_multiples(pi[j], &P[j]);
 	}
-	wnaf_vartime(bnaf, b, 8);
+	wnaf_dense_vartime(bnaf, b, 8);
 
 	ge_p2_0(&acc);
 	ge_p3_0(&u);

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ge64.h - edwards25519 points on fe64 (radix 2^64, fe64.h), for the
- * variable-base double scalar multiplication of verification on amd64 with
- * ADX (internal to libsigil-crypto).
+ * ge64.h - edwards25519 points on fe64 (radix 2^64, fe64.h): the fixed-base
+ * comb, the double scalar multiplication of verification and the points of
+ * msm.h, in the 4 x 64-bit backend (internal to libsigil-crypto).
  *
  * The same coordinate systems and formulas as ge.h (ref10), operation for
  * operation; every coordinate is any value below 2^256. Each point
  * operation comes as a C twin (_generic, ge64.c, on fe64_*_generic) and an
  * assembly routine (_adx, generated with the field code into
- * crypto/asm/amd64/fe64_adx.S) that give the same limbs; the ge64_ops
- * table names the set in use, chosen once by cpu.c.
+ * crypto/asm/amd64/fe64_adx.S; _arm64, into crypto/asm/arm64/fe64_arm64.S)
+ * that give the same limbs; a ge64_ops table names one set, chosen once by
+ * cpu.c.
  *
  * Aliasing: r must not be the same object as p (the conversions and the
  * additions write r before they have read all of p). Timing: constant
@@ -20,8 +21,8 @@
 
 #include <stdint.h>
 
-#include "fe64.h"
-#include "ge.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
 
 typedef struct ge64_p2 {
 	fe64 X, Y, Z;
@@ -72,26 +73,21 @@ void ge64_add_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q);
 void ge64_sub_adx(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q);
 
 extern const ge64_ops ge64_ops_generic;
-/* The probe's answer (crypto/asm/amd64/fe64_select.c or asm/none.c), and
- * cpu.c's cached copy of it: NULL when there is no assembly to run. */
+/* The probe's answer (crypto/asm/<arch>/fe64_select.c or asm/none.c):
+ * NULL when there is no assembly to run. Asked once, by cpu.c. */
 const ge64_ops *ge64_ops_asm_probe(void);
-const ge64_ops *ge64_ops_asm(void);
+
+/* r = p in cached form (Y + X, Y - X, Z, 2d T), 2d given as d2. */
+void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops);
+/* out[j] = (2j + 1) p, j < 8 (wnaf.c's odd multiples on ge64 points):
+ * the table of a width-5 NAF. Variable time: public points. */
+void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
+                                const ge64_ops *ops);
 
 /* r = a A + b B as ge_double_scalarmult_vartime (same digits, same
  * tables), the point arithmetic done with ops. */
 void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
                                     const uint8_t b[32], const ge64_ops *ops);
-
-/* r = sum a_i P_i + b B as ge_multi_scalarmult_vartime (0 <= n <=
- * GE_MSM_MAX; about 1 KiB of stack per point), with ops. */
-void ge64_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
-                                   const uint8_t b[32], const ge64_ops *ops);
-/* h = a B (a[31] <= 127), the point arithmetic done with ops: a comb over
- * ge64_comb (ge64_table.h) with signed radix-2^GE64_COMB_W digits,
- * GE64_COMB_DIGITS mixed additions and GE64_COMB_W doublings. Constant
- * time: every entry of a row is read (scan), selections by mask.
- * ge64_scalarmult_base takes ge64_scan_best(). */
-void ge64_scalarmult_base(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops);
 
 /* t = row[|b| - 1] for 1 <= |b| <= n, negated if b < 0, the identity (1,
  * 1, 0) if b = 0. Reads all n entries whole whatever b; constant time in b
@@ -103,12 +99,15 @@ void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int
  * ge64_scan_asm_probe() returned it. */
 void ge64_scan_avx2(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b);
 /* ge64_scan_avx2 when the build has it and the CPU and OS run AVX2 (CPUID,
- * XGETBV), else NULL (crypto/asm/ge64_scan_none.c). Asks CPUID each call. */
+ * XGETBV), else NULL (crypto/asm/ge64_scan_none.c). Asks CPUID each call
+ * (cpu.c asks once). */
 ge64_scan_fn *ge64_scan_asm_probe(void);
-/* The probe's answer, asked once, or ge64_scan_generic. */
-ge64_scan_fn *ge64_scan_best(void);
 
-/* ge64_scalarmult_base with a given scan (tests, ctgrind). */
+/* h = a B (a[31] <= 127), the point arithmetic done with ops and the row
+ * scans with scan: a comb over ge64_comb (ge64_table.h) with signed
+ * radix-2^GE64_COMB_W digits, GE64_COMB_DIGITS mixed additions and
+ * GE64_COMB_W doublings. Constant time: every entry of a row is read
+ * (scan), selections by mask. */
 void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                                ge64_scan_fn *scan);
 /* The end of a scan: t = (p, m, d), or its negation (m, p, -d) = (y - x,

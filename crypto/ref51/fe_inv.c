@@ -3,8 +3,9 @@
  * fe_inv.c - inversion in GF(2^255 - 19) by a constant-time extended
  * binary GCD (Bernstein and Yang, "Fast constant-time gcd computation and
  * modular inversion", TCHES 2019, with the "half-delta" divstep), about
- * twice as fast as the Fermat power of fe_pow.c's fe_invert, which stays
- * as the reference the tests compare with.
+ * twice as fast as the Fermat power f^(p - 2), which the tests build from
+ * fe_pow22523 and compare with (tests/asm/test-fe-inv.c). The library's
+ * only inversion, for both backends.
  *
  * The state: f, g (the gcd pair, |f|, |g| <= p), d, e (coefficients with
  * d x = f, e x = g mod p), each a signed integer in five limbs of 62 bits
@@ -41,7 +42,7 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
+#include "ref51/fe.h"
 
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;

@@ -116,11 +116,10 @@ extern const fe fe_sqrtm1;
 /* fe_pow.c: built from the operations above. Inputs tight, outputs tight,
  * aliasing allowed, constant time (fixed addition chains). */
 
-/* h = f^(p-2) = 1/f mod p; 0 maps to 0. */
-void fe_invert(fe *h, const fe *f);
-/* fe_inv.c: h = 1/f mod p (0 maps to 0), the same function as fe_invert
- * by a constant-time binary GCD (about twice as fast). Input tight; output
- * tight (limb 0 < 2^51 + 19 * 2^5, others < 2^51); aliasing allowed. */
+/* fe_inv.c: h = 1/f mod p (0 maps to 0) = f^(p-2), by a constant-time
+ * binary GCD (about twice as fast as the Fermat power). Input tight;
+ * output tight (limb 0 < 2^51 + 19 * 2^5, others < 2^51); aliasing
+ * allowed. */
 void fe_invert_safegcd(fe *h, const fe *f);
 /* h = f^((p-5)/8) = f^(2^252 - 3). */
 void fe_pow22523(fe *h, const fe *f);

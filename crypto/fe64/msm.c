@@ -10,43 +10,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
-#include "msm.h"
-
-const ge64_ops *msm_ops(void)
-{
-	const ge64_ops *ops = ge64_ops_asm();
-	return ops != NULL ? ops : &ge64_ops_generic;
-}
-
-/* 0: not probed; 1: probed, msm_lanes_fn valid. Idempotent probe. */
-static int msm_lanes_probed;
-static msm_pow22523_lanes_fn *msm_lanes_fn;
-
-msm_pow22523_lanes_fn *msm_pow22523_lanes(void)
-{
-	if (!__atomic_load_n(&msm_lanes_probed, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&msm_lanes_fn, msm_pow22523_lanes_probe(), __ATOMIC_RELAXED);
-		__atomic_store_n(&msm_lanes_probed, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&msm_lanes_fn, __ATOMIC_RELAXED);
-}
-
-static int msm_om_probed;
-static msm_odd_multiples_lanes_fn *msm_om_fn;
-
-msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes(void)
-{
-	if (!__atomic_load_n(&msm_om_probed, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&msm_om_fn, msm_odd_multiples_lanes_probe(), __ATOMIC_RELAXED);
-		__atomic_store_n(&msm_om_probed, 1, __ATOMIC_RELEASE);
-	}
-	return __atomic_load_n(&msm_om_fn, __ATOMIC_RELAXED);
-}
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
+#include "fe64/msm.h"
+#include "wnaf.h"
 
 /* fe (radix 2^51) to fe64, through the canonical bytes. */
 static void msm_fe64_from_fe(fe64 *r, const fe *f)
@@ -54,6 +24,19 @@ static void msm_fe64_from_fe(fe64 *r, const fe *f)
 	uint8_t s[32];
 	fe_tobytes(s, f);
 	fe64_frombytes(r, s);
+}
+
+/* h = 1/f mod p by ref51's binary GCD (faster than a power chain in
+ * either radix). */
+static void msm_fe64_invert(fe64 *h, const fe64 *f)
+{
+	uint8_t s[32];
+	fe z;
+	fe64_tobytes(s, f);
+	fe_frombytes(&z, s);
+	fe_invert_safegcd(&z, &z);
+	fe_tobytes(s, &z);
+	fe64_frombytes(h, s);
 }
 
 /* 1 if f = g mod p. */
@@ -90,9 +73,9 @@ void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
 		fe64_pow22523(&h[i], &f[i], ops->fe);
 }
 
-void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
+void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im)
 {
-	msm_pow22523_lanes_fn *xn = msm_pow22523_lanes();
+	msm_pow22523_lanes_fn *xn = im->pow_lanes;
 	int i = 0;
 	if (xn != NULL) {
 		for (; i + MSM_POW_LANES <= n; i += MSM_POW_LANES)
@@ -109,16 +92,16 @@ void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const ge64_ops *op
 			i = n;
 		}
 	}
-	msm_pow22523_many_fe64(&h[i], &f[i], n - i, ops);
+	msm_pow22523_many_fe64(&h[i], &f[i], n - i, im->ge);
 }
 
 /* The ZIP215 decoding of ge.c's ge_decode (allow_neg_zero = 1) and
  * fe_sqrt_ratio, on fe64, in three passes: u, v and u v^7 of every
  * encoding; all the powers (u v^7)^((p-5)/8); then the roots. */
 void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
-                               const ge64_ops *ops)
+                               const fe64_impl *im)
 {
-	const fe64_ops *fo = ops->fe;
+	const fe64_ops *fo = im->fe;
 	fe64 d, sqrtm1, one = { { 1, 0, 0, 0 } };
 	msm_fe64_from_fe(&d, &ge_d);
 	msm_fe64_from_fe(&sqrtm1, &fe_sqrtm1);
@@ -142,7 +125,7 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 			fo->mul(p->T.v, p->X.v, v3.v);     /* u v^3 */
 			fo->mul(w[j].v, p->X.v, v7.v);     /* u v^7 */
 		}
-		msm_pow22523_many_vartime(w, w, cnt, ops);
+		msm_pow22523_many_vartime(w, w, cnt, im);
 		for (int j = 0; j < cnt; j++) {
 			ge64_p3 *p = &P[b + j];
 			fe64 r, check, negu, negui, x;
@@ -177,105 +160,23 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 	}
 }
 
-/* Width-w NAF of a 256-bit a (w >= 5): odd digits in (-2^(w-1), 2^(w-1)),
- * at least w - 1 zeros after each nonzero digit, so at most
- * MSM_NAF_DIGITS of them. Writes the nonzero digits in increasing position
- * (pos[], dig[]) and returns their number. Zero runs are skipped a word at
- * a time or by counting trailing zeros. */
-#define MSM_NAF_DIGITS 64
-static int msm_wnaf_vartime(uint16_t pos[MSM_NAF_DIGITS], signed char dig[MSM_NAF_DIGITS],
-                            const uint8_t a[32], int w)
-{
-	uint64_t k[5] = { 0 };
-	const uint64_t mask = ((uint64_t)1 << w) - 1;
-	int nd = 0;
-	for (int i = 0; i < 32; i++)
-		k[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
-	for (int i = 0; i < 257;) {
-		int word = i >> 6, sh = i & 63;
-		uint64_t cur = k[word] >> sh;
-		if (cur == 0) {
-			i = (word + 1) * 64;
-			continue;
-		}
-		if ((cur & 1) == 0) {
-			i += __builtin_ctzll(cur);
-			continue;
-		}
-		uint64_t win = cur;
-		int spill = sh + w > 64 && word < 4; /* the window crosses into k[word + 1] */
-		if (spill)
-			win |= k[word + 1] << (64 - sh);
-		win &= mask;
-		int dgt = (int)win;
-		if (dgt >= (1 << (w - 1)))
-			dgt -= 1 << w;
-		pos[nd] = (uint16_t)i;
-		dig[nd] = (signed char)dgt;
-		nd++;
-		/* k -= dgt 2^i: clear the window, and for dgt < 0 add 2^(i + w) */
-		k[word] &= ~(mask << sh);
-		if (spill)
-			k[word + 1] &= ~(mask >> (64 - sh));
-		if (dgt < 0) {
-			uint64_t add = (uint64_t)1 << ((i + w) & 63);
-			for (int j = (i + w) >> 6; j < 5; j++) {
-				k[j] += add;
-				if (k[j] != 0)
-					break;
-				add = 1;
-			}
-		}
-		i += w;
-	}
-	return nd;
-}
-
-static void msm_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
-{
-	fe64_add(&r->YplusX, &p->Y, &p->X);
-	fe64_sub(&r->YminusX, &p->Y, &p->X);
-	r->Z = p->Z;
-	ops->fe->mul(r->T2d.v, p->T.v, d2->v);
-}
-
-/* out[j] = (2j + 1) p, j < 8. */
-static void msm_odd_multiples(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
-                              const ge64_ops *ops)
-{
-	ge64_p1p1 t;
-	ge64_p3 cur, p2;
-	ge64_cached c2;
-	ge64_p2 pp = { p->X, p->Y, p->Z };
-
-	ops->p2_dbl(&t, &pp);
-	ops->p1p1_to_p3(&p2, &t);
-	msm_p3_to_cached(&c2, &p2, d2, ops);
-	msm_p3_to_cached(&out[0], p, d2, ops);
-	cur = *p;
-	for (int j = 1; j < 8; j++) {
-		ops->add(&t, &cur, &c2);
-		ops->p1p1_to_p3(&cur, &t);
-		msm_p3_to_cached(&out[j], &cur, d2, ops);
-	}
-}
-
 void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops)
 {
 	fe64 d2;
 	msm_fe64_from_fe(&d2, &ge_d2);
-	msm_odd_multiples(out, p, &d2, ops);
+	ge64_odd_multiples_vartime(out, p, &d2, ops);
 }
 
 void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
-                        const uint8_t b[32], const ge64_ops *ops)
+                        const uint8_t b[32], const fe64_impl *im)
 {
-	uint16_t pos[MSM_MAX][MSM_NAF_DIGITS], bpos[MSM_NAF_DIGITS];
-	signed char dig[MSM_MAX][MSM_NAF_DIGITS], bdig[MSM_NAF_DIGITS], bnaf[257];
+	const ge64_ops *ops = im->ge;
+	uint16_t pos[MSM_MAX][WNAF_DIGITS], bpos[WNAF_DIGITS];
+	signed char dig[MSM_MAX][WNAF_DIGITS], bdig[WNAF_DIGITS], bnaf[WNAF_LEN];
 	int nd[MSM_MAX], start[258];
 	/* the nonzero digits of the a_i sorted by position: point, digit */
-	uint8_t ej[MSM_MAX * MSM_NAF_DIGITS];
-	signed char ed[MSM_MAX * MSM_NAF_DIGITS];
+	uint8_t ej[MSM_MAX * WNAF_DIGITS];
+	signed char ed[MSM_MAX * WNAF_DIGITS];
 	ge64_cached tab[MSM_MAX][8];
 	fe64 d2;
 	ge64_p1p1 t;
@@ -289,20 +190,20 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
 	msm_fe64_from_fe(&d2, &ge_d2);
 	memset(bnaf, 0, sizeof bnaf);
-	int nb = msm_wnaf_vartime(bpos, bdig, b, 8);
+	int nb = wnaf_vartime(bpos, bdig, b, 8);
 	for (int k = 0; k < nb; k++)
 		bnaf[bpos[k]] = bdig[k];
 	if (nb > 0)
 		top = bpos[nb - 1];
 	memset(start, 0, sizeof start);
 	/* the tables: MSM_POW_LANES points at a time with IFMA */
-	msm_odd_multiples_lanes_fn *om = msm_odd_multiples_lanes();
+	msm_odd_multiples_lanes_fn *om = im->om_lanes;
 	int jl = 0;
 	if (om != NULL)
 		for (; jl + MSM_POW_LANES <= n; jl += MSM_POW_LANES)
 			om(&tab[jl], &P[jl], &d2);
 	for (int j = 0; j < n; j++) {
-		nd[j] = msm_wnaf_vartime(pos[j], dig[j], a[j], 5);
+		nd[j] = wnaf_vartime(pos[j], dig[j], a[j], 5);
 		if (nd[j] == 0)
 			continue;
 		if (pos[j][nd[j] - 1] > top)
@@ -310,7 +211,7 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 		for (int k = 0; k < nd[j]; k++)
 			start[pos[j][k] + 1]++;
 		if (j >= jl)
-			msm_odd_multiples(tab[j], &P[j], &d2, ops);
+			ge64_odd_multiples_vartime(tab[j], &P[j], &d2, ops);
 	}
 	for (int i = 0; i < 257; i++)
 		start[i + 1] += start[i];
@@ -434,7 +335,7 @@ static void msm_p3_to_precomp(ge64_precomp *r, const ge64_p3 *p, const fe64 *d2,
 	static const uint8_t one[32] = { 1 };
 	if (memcmp(z, one, 32) != 0) {
 		fe64 zi;
-		fe64_invert(&zi, &p->Z, ops->fe);
+		msm_fe64_invert(&zi, &p->Z);
 		ops->fe->mul(x.v, p->X.v, zi.v);
 		ops->fe->mul(y.v, p->Y.v, zi.v);
 	}
@@ -449,7 +350,7 @@ static void msm_p3_add(ge64_p3 *acc, const ge64_p3 *q, const fe64 *d2, const ge6
 {
 	ge64_cached c;
 	ge64_p1p1 t;
-	msm_p3_to_cached(&c, q, d2, ops);
+	ge64_p3_to_cached(&c, q, d2, ops);
 	ops->add(&t, acc, &c);
 	ops->p1p1_to_p3(acc, &t);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fe_pow.c - field operations built from the machine operations of fe.c:
- * inversion and the (p-5)/8 power by fixed addition chains, and SqrtRatio.
+ * the (p-5)/8 power by a fixed addition chain, and SqrtRatio. (Inversion
+ * is fe_inv.c's binary GCD; the tests build the Fermat power they compare
+ * it with from fe_pow22523.)
  *
  * All constant time: the chains are fixed, every loop count is a constant,
  * selections are masked (fe_cmov). Inputs and outputs tight; outputs may
@@ -12,8 +14,7 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe.h"
-#include "fe64.h"
+#include "ref51/fe.h"
 
 /* sqrt(-1) = 2^((p-1)/4) mod p
  * = 19681161376707505956807079304988542015446066515923890162744021073123829784752 */
@@ -28,7 +29,7 @@ static void fe_sq_n(fe *h, const fe *f, int n)
 		fe_sq_tt(h, h);
 }
 
-/* The common head of both chains: out = z^(2^250 - 1), z11 = z^11. */
+/* The head of the chain: out = z^(2^250 - 1), z11 = z^11. */
 static void fe_pow_2_250_1(fe *out, fe *z11, const fe *z)
 {
 	fe z2, z9, z2_5_0, z2_10_0, z2_20_0, z2_50_0, z2_100_0, t;
@@ -65,36 +66,10 @@ static void fe_pow_2_250_1(fe *out, fe *z11, const fe *z)
 	sigil_wipe(&t, sizeof t);
 }
 
-/* h = f^(p-2) = f^(2^255 - 21). */
-void fe_invert(fe *h, const fe *f)
-{
-	fe t, z11;
-	fe_pow_2_250_1(&t, &z11, f); /* 2^250 - 1 */
-	fe_sq_n(&t, &t, 5);          /* 2^255 - 2^5 */
-	fe_mul_ttt(h, &t, &z11);     /* 2^255 - 21 */
-	sigil_wipe(&t, sizeof t);
-	sigil_wipe(&z11, sizeof z11);
-}
-
 /* h = f^((p-5)/8) = f^(2^252 - 3). */
 void fe_pow22523(fe *h, const fe *f)
 {
 	fe t, z11, z;
-
-	/* with the amd64 assembly: the same chain on fe64 (fe64.c) */
-	const fe64_ops *ops = fe64_ops_asm();
-	if (ops != NULL) {
-		uint8_t s[32];
-		fe64 x;
-		fe_tobytes(s, f);
-		fe64_frombytes(&x, s);
-		fe64_pow22523(&x, &x, ops);
-		fe64_tobytes(s, &x);
-		fe_frombytes(h, s);
-		sigil_wipe(s, sizeof s);
-		sigil_wipe(&x, sizeof x);
-		return;
-	}
 
 	fe_copy(&z, f);
 	fe_pow_2_250_1(&t, &z11, &z); /* 2^250 - 1 */
