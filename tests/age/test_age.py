@@ -414,6 +414,18 @@ def test_import_wrapped_owner():
         "sign", {"key": "mine", "message": b"x\n", "mode": "pure"})["signature"].hex()
 
 
+def test_unwrap_quota():
+    """an unwrap is charged like dh: max_signs 2 lets two age -d through, the third is denied"""
+    D.sigil("keygen", "--type", "x25519", "--max-signs", "2", "quota")
+    out = path("quota.age")
+    D.age("-r", D.recipient("quota"), "-o", out, write("plainq", b"quota\n"))
+    for _ in range(2):
+        assert D.age("-d", "-i", D.identity_file("quota"), out).stdout == b"quota\n"
+    p = D.age("-d", "-i", D.identity_file("quota"), out, check=False)
+    assert p.returncode != 0 and b"denied" in p.stderr and b"max_signs" in p.stderr, p.stderr
+    assert any("key=quota " in ln and "op=age-unwrap" in ln and "result=denied" in ln for ln in D.audit())
+
+
 def plugin(stdin):
     p = subprocess.run([os.path.join(PLUGIN_DIR, "age-plugin-sigil"), "--age-plugin=identity-v1"],
                        input=stdin, capture_output=True, env=D.env(), timeout=30)
@@ -443,7 +455,8 @@ def test_plugin_protocol():
 TESTS = [test_tools, test_identity_text, test_decrypt_binary_and_armored, test_several_recipients,
          test_other_recipient, test_tampered_truncated_scrypt, test_unwrap_protocol, test_import_age_keygen,
          test_move_between_sigilds, test_export_is_a_real_age_file, test_non_exportable_refuses,
-         test_policy_refuses_unwrap, test_policy_two_uids, test_plugin_protocol, test_import_wrapped_owner]
+         test_policy_refuses_unwrap, test_policy_two_uids, test_plugin_protocol, test_import_wrapped_owner,
+         test_unwrap_quota]
 
 
 def main():
