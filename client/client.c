@@ -656,7 +656,8 @@ static sigil_error to_proto_policy(sigil_client *c, ProtoKeyPolicy *p, const sig
 	    in->n_exes > PROTO_POLICY_EXES_MAX || in->expires < 0)
 		return set_err(c, SIGIL_EINVAL, "policy: too many ids or paths, or a negative expiry");
 	p->set = true;
-	p->ops = (in->allow_sign ? PROTO_OP_SIGN : 0) | (in->allow_dh ? PROTO_OP_DH : 0);
+	p->ops = (in->allow_sign ? PROTO_OP_SIGN : 0) | (in->allow_dh ? PROTO_OP_DH : 0) |
+	         (in->allow_age_unwrap ? PROTO_OP_AGE_UNWRAP : 0);
 	p->expires = in->expires;
 	memcpy(p->uids, in->uids, in->n_uids * sizeof(uint32_t));
 	p->n_uids = in->n_uids;
@@ -773,6 +774,7 @@ static void policy_from_proto(sigil_key_policy *p, const ProtoKeyPolicy *in, cha
 		return;
 	p->allow_sign = (in->ops & PROTO_OP_SIGN) != 0;
 	p->allow_dh = (in->ops & PROTO_OP_DH) != 0;
+	p->allow_age_unwrap = (in->ops & PROTO_OP_AGE_UNWRAP) != 0;
 	p->expires = in->expires;
 	p->n_uids = in->n_uids < SIGIL_POLICY_IDS_MAX ? in->n_uids : SIGIL_POLICY_IDS_MAX;
 	memcpy(p->uids, in->uids, p->n_uids * sizeof(p->uids[0]));
@@ -1272,4 +1274,102 @@ SIGIL_PUBLIC sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_
 	for (size_t i = 0; i < n; i++)
 		reqs[i].valid = 0;
 	return many_run(&m, &run, n, window);
+}
+
+/* ---- age (docs/age.md) ---- */
+
+/* allow_age_unwrap took the tail padding of sigil_key_policy: same size and
+ * offsets as before it on LP64 (docs/client.md) */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(sigil_key_policy) == 216 && offsetof(sigil_key_policy, allow_age_unwrap) == 212,
+               "sigil_key_policy must keep its SIGIL_0 size");
+#endif
+
+static void take_file_key(void *out, const ProtoResponse *r)
+{
+	memcpy(out, r->u.age_unwrap.file_key, PROTO_AGE_FILE_KEY_LEN);
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_age_unwrap(sigil_client *c, uint8_t file_key[16], const char *label,
+                                                 const uint8_t share[32], const uint8_t body[32])
+{
+	ProtoRequest req = { .method = PROTO_METHOD_AGE_UNWRAP };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!file_key || !share || !body)
+		return set_err(c, SIGIL_EINVAL, "NULL argument");
+	memcpy(req.u.age_unwrap.label, label, strlen(label) + 1);
+	req.u.age_unwrap.share = share;
+	req.u.age_unwrap.body = body;
+	return call(c, &req, take_file_key, file_key);
+}
+
+typedef struct WrappedFile {
+	uint8_t *data;
+	size_t len;
+	bool nomem;
+} WrappedFile;
+
+static void take_file(void *out, const ProtoResponse *r)
+{
+	WrappedFile *f = out;
+	size_t n = r->u.key_export_wrapped.file.len;
+
+	f->data = malloc(n ? n : 1);
+	if (!f->data) {
+		f->nomem = true;
+		return;
+	}
+	memcpy(f->data, r->u.key_export_wrapped.file.data, n);
+	f->len = n;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_export_wrapped(sigil_client *c, uint8_t **filep, size_t *lenp,
+                                                         const char *label, const char *recipient, int armor)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_EXPORT_WRAPPED };
+	WrappedFile f = { NULL, 0, false };
+	sigil_error e = check_label(c, label);
+
+	if (e)
+		return e;
+	if (!filep || !lenp || !recipient)
+		return set_err(c, SIGIL_EINVAL, "NULL argument");
+	*filep = NULL;
+	*lenp = 0;
+	if (strlen(recipient) == 0 || strlen(recipient) > PROTO_AGE_RECIPIENT_MAX)
+		return set_err(c, SIGIL_EINVAL, "not an age recipient: %.64s", recipient);
+	memcpy(req.u.key_export_wrapped.label, label, strlen(label) + 1);
+	memcpy(req.u.key_export_wrapped.recipient, recipient, strlen(recipient) + 1);
+	req.u.key_export_wrapped.armor = armor != 0;
+	e = call(c, &req, take_file, &f);
+	if (e == SIGIL_EOK && f.nomem)
+		return set_err(c, SIGIL_ENOMEM, "out of memory");
+	if (e) {
+		free(f.data);
+		return e;
+	}
+	*filep = f.data;
+	*lenp = f.len;
+	return SIGIL_EOK;
+}
+
+SIGIL_PUBLIC sigil_error sigil_client_key_import_wrapped(sigil_client *c, sigil_key_info *out, const char *label,
+                                                         const char *key_label, const uint8_t *file, size_t len)
+{
+	ProtoRequest req = { .method = PROTO_METHOD_KEY_IMPORT_WRAPPED };
+	sigil_error e = check_label(c, label);
+
+	if (!e)
+		e = check_label(c, key_label);
+	if (e)
+		return e;
+	if (!file && len)
+		return set_err(c, SIGIL_EINVAL, "NULL argument");
+	memcpy(req.u.key_import_wrapped.label, label, strlen(label) + 1);
+	memcpy(req.u.key_import_wrapped.key, key_label, strlen(key_label) + 1);
+	req.u.key_import_wrapped.file = (ProtoBytes){ file, len };
+	return call(c, &req, take_key, out);
 }

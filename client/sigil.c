@@ -28,6 +28,8 @@
 #include <sigil/client.h>
 #include <sigil/crypto.h>
 
+#include "age-cmd.h"
+#include "cli.h"
 #include "filehash.h"
 #include "format.h"
 #include "sshcert.h"
@@ -318,8 +320,8 @@ static const char *key_type_name(sigil_key_type t)
 
 static bool policy_empty(const sigil_key_policy *p)
 {
-	return !p || (!p->allow_sign && !p->allow_dh && !p->expires && !p->n_uids && !p->n_gids && !p->n_exes &&
-	              !p->max_signs && !p->rate);
+	return !p || (!p->allow_sign && !p->allow_dh && !p->allow_age_unwrap && !p->expires && !p->n_uids &&
+	              !p->n_gids && !p->n_exes && !p->max_signs && !p->rate);
 }
 
 /* the rules of a policy: JSON members, or "name=value" words */
@@ -331,14 +333,16 @@ static void print_policy(const sigil_key_policy *p)
 		fputs(",\"policy\":{\"ops\":[", stdout);
 	else
 		fputs("  policy: ops=", stdout);
-	if (!p->allow_sign && !p->allow_dh)
+	if (!p->allow_sign && !p->allow_dh && !p->allow_age_unwrap)
 		fputs(opts.json ? "" : "(the type's)", stdout);
 	else if (opts.json)
-		printf("%s%s%s", p->allow_sign ? "\"sign\"" : "", p->allow_sign && p->allow_dh ? "," : "",
-		       p->allow_dh ? "\"dh\"" : "");
+		printf("%s%s%s%s%s", p->allow_sign ? "\"sign\"" : "", p->allow_sign && p->allow_dh ? "," : "",
+		       p->allow_dh ? "\"dh\"" : "", (p->allow_sign || p->allow_dh) && p->allow_age_unwrap ? "," : "",
+		       p->allow_age_unwrap ? "\"age-unwrap\"" : "");
 	else
-		printf("%s%s%s", p->allow_sign ? "sign" : "", p->allow_sign && p->allow_dh ? "," : "",
-		       p->allow_dh ? "dh" : "");
+		printf("%s%s%s%s%s", p->allow_sign ? "sign" : "", p->allow_sign && p->allow_dh ? "," : "",
+		       p->allow_dh ? "dh" : "", (p->allow_sign || p->allow_dh) && p->allow_age_unwrap ? "," : "",
+		       p->allow_age_unwrap ? "age-unwrap" : "");
 	if (opts.json)
 		putchar(']');
 	if (p->expires) {
@@ -547,8 +551,10 @@ static int policy_opt(int c, sigil_key_policy *p, bool *set)
 			p->allow_sign = 1;
 		else if (strcmp(optarg, "dh") == 0)
 			p->allow_dh = 1;
+		else if (strcmp(optarg, "age-unwrap") == 0)
+			p->allow_age_unwrap = 1;
 		else
-			return usage_error("bad --allow-op: %s (sign or dh)", optarg), -1;
+			return usage_error("bad --allow-op: %s (sign, dh or age-unwrap)", optarg), -1;
 		break;
 	case OPT_EXPIRES:
 		/* +SECONDS from now, or a unix time */
@@ -671,7 +677,10 @@ static int cmd_import(int argc, char **argv)
 	sigil_key_info k;
 	sigil_error e;
 	int c, ex = 0, r;
+	bool age = false; /* --format age: an age-keygen key (age-cmd.c) */
 
+	if (age_cmd_is_import_wrapped(argc, argv))
+		return age_cmd_import_wrapped(argc, argv);
 	while ((c = getopt_long(argc, argv, "s:h", lo, NULL)) != -1) {
 		if (common_opt(c, &ex) < 0)
 			return ex;
@@ -679,7 +688,9 @@ static int cmd_import(int argc, char **argv)
 			return usage_error("bad --type: %s (ed25519 or x25519)", optarg);
 		if (c == OPT_EXPORTABLE)
 			exportable = true;
-		if (c == OPT_FORMAT && parse_sk_format(optarg, &kind) < 0)
+		if (c == OPT_FORMAT && strcmp(optarg, "age") == 0)
+			age = true, type = SIGIL_KEY_X25519;
+		else if (c == OPT_FORMAT && parse_sk_format(optarg, &kind) < 0)
 			return usage_error("bad --format: %s", optarg);
 		if (policy_opt(c, &policy, &has_policy) < 0)
 			return EXIT_USAGE;
@@ -703,10 +714,15 @@ static int cmd_import(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	len = (size_t)n;
-	r = format_seed_parse(seed, type == SIGIL_KEY_X25519 && kind == FORMAT_SK_AUTO
-	                                ? (len == 32 ? FORMAT_SK_RAW : FORMAT_SK_HEX)
-	                                : kind,
-	                      data, len, &why);
+	if (age && type != SIGIL_KEY_X25519)
+		r = -1, why = "--format age imports x25519 keys";
+	else if (age)
+		r = age_cmd_parse_secret(seed, data, len, &why);
+	else
+		r = format_seed_parse(seed, type == SIGIL_KEY_X25519 && kind == FORMAT_SK_AUTO
+		                                ? (len == 32 ? FORMAT_SK_RAW : FORMAT_SK_HEX)
+		                                : kind,
+		                      data, len, &why);
 	sodium_free(data);
 	if (r < 0) {
 		err("%s: %s", path, why);
@@ -806,7 +822,8 @@ static int cmd_pubkey(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("pubkey takes one LABEL");
 	if (strcmp(fmt, "openssh") && strcmp(fmt, "allowed-signers") && strcmp(fmt, "minisign") &&
-	    strcmp(fmt, "signify") && strcmp(fmt, "raw") && strcmp(fmt, "hex") && strcmp(fmt, "base64"))
+	    strcmp(fmt, "signify") && strcmp(fmt, "raw") && strcmp(fmt, "hex") && strcmp(fmt, "base64") &&
+	    strcmp(fmt, "age") && strcmp(fmt, "age-identity"))
 		return usage_error("bad --format: %s", fmt);
 	if ((ex = open_client(&cl)))
 		return ex;
@@ -817,12 +834,19 @@ static int cmd_pubkey(int argc, char **argv)
 		return ex;
 	}
 	sigil_client_free(cl);
-	if (k.type != SIGIL_KEY_ED25519 && strcmp(fmt, "raw") && strcmp(fmt, "hex") && strcmp(fmt, "base64")) {
-		err("%s is an x25519 key: only --format raw, hex or base64 apply", k.label);
+	if (k.type != SIGIL_KEY_X25519 && strncmp(fmt, "age", 3) == 0) {
+		err("%s is an ed25519 key: --format %s needs an x25519 key", k.label, fmt);
+		return EXIT_USAGE;
+	}
+	if (k.type != SIGIL_KEY_ED25519 && strcmp(fmt, "raw") && strcmp(fmt, "hex") && strcmp(fmt, "base64") &&
+	    strncmp(fmt, "age", 3)) {
+		err("%s is an x25519 key: only --format raw, hex, base64, age or age-identity apply", k.label);
 		return EXIT_USAGE;
 	}
 	snprintf(comment, sizeof(comment), "sigil:%s", k.label);
-	if (strcmp(fmt, "openssh") == 0) {
+	if (strncmp(fmt, "age", 3) == 0) {
+		text = age_cmd_pubkey_text(&k, strcmp(fmt, "age-identity") == 0);
+	} else if (strcmp(fmt, "openssh") == 0) {
 		text = format_openssh_pubkey(k.public_key, comment);
 	} else if (strcmp(fmt, "allowed-signers") == 0) {
 		text = format_allowed_signers(principal ? principal : k.label, ns, k.public_key);
@@ -1850,8 +1874,11 @@ static int cmd_export(int argc, char **argv)
 	char hex[65];
 	sigil_client *cl;
 	sigil_error e;
-	int ex = common_only(argc, argv, 1, "export takes one LABEL");
+	int ex;
 
+	if (age_cmd_is_export(argc, argv))
+		return age_cmd_export(argc, argv);
+	ex = common_only(argc, argv, 1, "export takes one LABEL");
 	if (ex >= 0)
 		return ex;
 	if ((ex = open_client(&cl)))
@@ -1977,6 +2004,82 @@ static int cmd_status(int argc, char **argv)
 	return ex;
 }
 
+/* ---- for the command files (cli.h) ---- */
+
+_Static_assert(OPT_JSON == CLI_OPT_JSON && OPT_TIMEOUT == CLI_OPT_TIMEOUT, "cli.h's option values");
+
+int cli_common_opt(int c, int *exitp)
+{
+	return common_opt(c, exitp);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	char msg[sizeof(last_error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return usage_error("%s", msg);
+}
+
+void cli_err(const char *fmt, ...)
+{
+	char msg[sizeof(last_error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	err("%s", msg);
+}
+
+int cli_fail(sigil_client *c, sigil_error e, const char *what)
+{
+	return fail(c, e, what);
+}
+
+int cli_open_client(sigil_client **cp)
+{
+	return open_client(cp);
+}
+
+bool cli_json(void)
+{
+	return opts.json;
+}
+
+void cli_json_open(void)
+{
+	json_open();
+}
+
+void cli_json_str(const char *s)
+{
+	json_str(s);
+}
+
+void cli_print_one_key(const sigil_key_info *k)
+{
+	print_one_key(k);
+}
+
+int cli_read_all(const char *path, size_t max, uint8_t **datap, size_t *lenp)
+{
+	return read_all_path(path, max, datap, lenp);
+}
+
+long cli_read_secret(const char *path, uint8_t *buf, size_t cap)
+{
+	return (long)read_secret_path(path, buf, cap);
+}
+
+int cli_write_out(const char *path, const void *data, size_t len)
+{
+	return write_out(path, data, len);
+}
+
 /* ---- main ---- */
 
 /* sigil ssh-cert: client/sshcert.c, with this command's options and errors */
@@ -1993,20 +2096,27 @@ static const Cmd cmds[] = {
 	  "Usage: sigil keygen [--type ed25519|x25519] [--exportable] [POLICY] LABEL\n"
 	  "Generate a key in sigild and print its label, type, public key (hex) and fingerprint.\n"
 	  "POLICY (keygen and import; docs/security.md), each rule optional:\n"
-	  "  --allow-op sign|dh   operations allowed (repeat for both)\n"
+	  "  --allow-op OP        operations allowed: sign, dh, age-unwrap (repeatable; dh does\n"
+	  "                       not admit age-unwrap)\n"
 	  "  --expires T          refuse the key after unix time T, or +SECONDS from now\n"
 	  "  --allow-uid UID      peers with this uid (repeatable; uids or gids must match)\n"
 	  "  --allow-gid GID      peers in this group (primary or supplementary; repeatable)\n"
-	  "  --allow-exe PATH     peers running this executable (repeatable)\n"
+	  "  --allow-exe PATH     peers running this executable (repeatable); not a boundary against\n"
+	  "                       code of the same uid (exec, LD_PRELOAD); --allow-uid is the boundary\n"
 	  "  --max-signs N        at most N operations (counted since sigild started)\n"
 	  "  --rate N             at most N operations a minute\n" },
 	{ "import", cmd_import,
 	  "Usage: sigil import [--type ed25519|x25519] [--exportable] [POLICY (see keygen)]\n"
-	  "                    [--format auto|hex|raw|openssh|minisign|signify] LABEL [FILE|-]\n"
+	  "                    [--format auto|hex|raw|openssh|minisign|signify|age] LABEL [FILE|-]\n"
+	  "       sigil import --wrapped --key IDENTITY LABEL [FILE|-]\n"
 	  "Import a 32-byte seed into sigild, read from FILE (default: stdin) as 64 hex\n"
 	  "digits, 32 raw bytes, an unencrypted OpenSSH ed25519 private key (ssh-keygen -N ''),\n"
 	  "minisign secret key (minisign -G -W) or signify secret key (signify -G -n).\n"
-	  "x25519 keys take a hex or raw scalar.\n" },
+	  "x25519 keys take a hex or raw scalar, or with --format age an age-keygen key file\n"
+	  "(AGE-SECRET-KEY-1...).\n"
+	  "--wrapped: sigild opens the age file FILE (made by sigil export --to) with its x25519\n"
+	  "key IDENTITY and imports the key it holds as LABEL; the seed never reaches this\n"
+	  "command (docs/age.md).\n" },
 	{ "list", cmd_list, "Usage: sigil list\nList the keys in sigild: label, type, public key, fingerprint, and below a key\n"
 	  "with a policy its rules (ops, expires, uids, gids, exes, max_signs, rate).\n" },
 	{ "pubkey", cmd_pubkey,
@@ -2017,7 +2127,10 @@ static const Cmd cmds[] = {
 	  "                   -n adds namespaces=\"NAMESPACE\")\n"
 	  "  minisign         a minisign public key file (for minisign -V -p)\n"
 	  "  signify          a signify public key file (for signify -V -p)\n"
-	  "  raw, hex, base64 the 32 bytes\n" },
+	  "  raw, hex, base64 the 32 bytes\n"
+	  "  age              x25519 keys: the age recipient (age1..., as age-keygen -y)\n"
+	  "  age-identity     x25519 keys: an identity file for age -d -i (AGE-PLUGIN-SIGIL-1...;\n"
+	  "                   age-plugin-sigil asks sigild to unwrap; no secret in it)\n" },
 	{ "delete", cmd_delete, "Usage: sigil delete LABEL\nDelete a key from sigild.\n" },
 	{ "sign", cmd_sign,
 	  "Usage: sigil sign --key NAME [--format FORMAT] [-o OUTPUT] [options] FILE\n"
@@ -2074,8 +2187,12 @@ static const Cmd cmds[] = {
 	  "settled at the next start or unlock (docs/security.md).\n" },
 	{ "export", cmd_export,
 	  "Usage: sigil export LABEL\n"
+	  "       sigil export --to RECIPIENT [--armor] [-o FILE] LABEL\n"
 	  "Print the seed of an exportable key (hex; secret). Refused unless the key was made\n"
-	  "with --exportable and its policy admits this user and program. Audited.\n" },
+	  "with --exportable and its policy admits this user and program. Audited.\n"
+	  "--to: sigild writes the key (type, label, seed, policy) as an age file for the age\n"
+	  "recipient RECIPIENT (age1...; --armor: ASCII); the seed never reaches this command.\n"
+	  "Import it on the other host with sigil import --wrapped (docs/age.md).\n" },
 	{ "audit", cmd_audit,
 	  "Usage: sigil audit [-n LINES]\n"
 	  "Print sigild's last audit lines (default 100): time, peer uid, pid, executable, key,\n"

@@ -8,6 +8,10 @@
  * expanded key and the nonce (fixed-base scalar multiplication, sc_*,
  * SHA-512); their time depends on the message and context lengths only.
  * Verification is variable time on public inputs only.
+ *
+ * The curve work is the backend's (backend.h: cpu.c's choice): the fixed
+ * base, decoding, [S]B - [k]A and the point half of batch equations; the
+ * protocol (hashes, scalars, policies, encodings) is here.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,10 +19,9 @@
 
 #include <sigil/crypto.h>
 
+#include "backend.h"
 #include "ct.h"
-#include "ge.h"
-#include "ge64.h"
-#include "msm.h"
+#include "ref51/ge.h"
 #include "sc.h"
 
 /* RFC 8032 section 5.1: dom2(x, y) = "SigEd25519 no Ed25519 collisions" ||
@@ -64,7 +67,8 @@ static void expand_hash(sigil_ed25519_expanded *ek, const uint8_t seed[32])
 static void scalar_to_pk(uint8_t pk[32], const uint8_t scalar[32])
 {
 	ge_p3 A;
-	ge_scalarmult_base(&A, scalar);
+	const backend *be = backend_get();
+	be->scalarmult_base(be, &A, scalar);
 	ge_p3_tobytes(pk, &A);
 	CT_DECLASSIFY(pk, 32);
 	sigil_wipe(&A, sizeof A);
@@ -103,6 +107,7 @@ static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t m
 	sigil_sha512_ctx c;
 	uint8_t h[64], r[32], k[32], R[32], S[32];
 	ge_p3 Rp;
+	const backend *be = backend_get();
 
 	sigil_sha512_init(&c);
 	hash_dom2(&c, d);
@@ -111,7 +116,7 @@ static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t m
 	sigil_sha512_final(&c, h);
 	sc_reduce(r, h); /* the nonce: secret */
 
-	ge_scalarmult_base(&Rp, r);
+	be->scalarmult_base(be, &Rp, r);
 	ge_p3_tobytes(R, &Rp);
 	CT_DECLASSIFY(R, 32); /* R is half of the signature: public */
 
@@ -254,6 +259,7 @@ static int verify_strict(const uint8_t sig[64], const dom2 *d, const uint8_t *m,
 	ge_p3 A;
 	ge_p2 Q;
 	uint8_t k[32], rcheck[32];
+	const backend *be = backend_get();
 
 	if (!sc_is_canonical(sig + 32))
 		return -1;
@@ -261,11 +267,11 @@ static int verify_strict(const uint8_t sig[64], const dom2 *d, const uint8_t *m,
 		return -1;
 	if (!ge_is_canonical(pk) || ge_has_small_order(pk))
 		return -1;
-	if (ge_frombytes(&A, pk) != 0)
+	if (be->frombytes_vartime(be, &A, pk, 0) != 0)
 		return -1;
 	ge_p3_neg(&A, &A);
 	challenge(k, d, sig, pk, m, mlen);
-	ge_double_scalarmult_vartime(&Q, k, &A, sig + 32); /* [S]B - [k]A */
+	be->double_scalarmult_vartime(be, &Q, k, &A, sig + 32); /* [S]B - [k]A */
 	ge_tobytes(rcheck, &Q);
 	return sigil_verify32(rcheck, sig);
 }
@@ -282,14 +288,15 @@ static int verify_zip215(const uint8_t sig[64], const dom2 *d, const uint8_t *m,
 	ge_p1p1 t;
 	fe a, b;
 	uint8_t k[32];
+	const backend *be = backend_get();
 
 	if (!sc_is_canonical(sig + 32))
 		return -1;
-	if (ge_frombytes_zip215(&A, pk) != 0 || ge_frombytes_zip215(&R, sig) != 0)
+	if (be->frombytes_vartime(be, &A, pk, 1) != 0 || be->frombytes_vartime(be, &R, sig, 1) != 0)
 		return -1;
 	ge_p3_neg(&A, &A);
 	challenge(k, d, sig, pk, m, mlen);
-	ge_double_scalarmult_vartime(&Q, k, &A, sig + 32); /* [S]B - [k]A */
+	be->double_scalarmult_vartime(be, &Q, k, &A, sig + 32); /* [S]B - [k]A */
 	for (int i = 0; i < 3; i++) {
 		ge_p2_dbl(&t, &Q);
 		ge_p1p1_to_p2(&Q, &t);
@@ -359,10 +366,12 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
 /* Batch verification (ZIP215).
  *
  * Items are taken in chunks of BATCH_CHUNK (two points each: a chunk is
- * one msm_straus_vartime call of MSM_MAX points, with one chain of
- * doublings), after chunks of BATCH_BIG items (one msm_pippenger_vartime
- * call each) while at least BATCH_BIG_MIN items are left. An item whose S is not < L, or whose A or R does not decode,
- * is invalid and left out. For the rest, with 128-bit coefficients z_i,
+ * one backend batch_vartime call of BACKEND_BATCH_SMALL encodings, with
+ * one chain of doublings), after chunks of BATCH_BIG items (BACKEND_BATCH_MAX
+ * encodings: the 4 x 64-bit backend's Pippenger) while at least
+ * BATCH_BIG_MIN items are left. An item whose S is not < L, or whose A or
+ * R does not decode, is invalid and left out. For the rest, with 128-bit
+ * coefficients z_i,
  *   [8]( [sum z_i S_i] B - sum [z_i] R_i - sum [z_i k_i] A_i ) = identity
  * holds if every item satisfies its own cofactored equation, and fails
  * with probability about 2^-128 otherwise. When it fails, each item of the
@@ -380,12 +389,12 @@ SIGIL_EXPORT int sigil_ed25519ph_verify(const uint8_t sig[64], const uint8_t *m,
  * z_i k_i are summed mod L. A signer cannot
  * choose its signatures after seeing the z_i, since every z_i depends on
  * every signature of the equation it enters. */
-#define BATCH_CHUNK (MSM_MAX / 2)
-/* Chunks of BATCH_BIG items while at least BATCH_BIG_MIN are left, each
- * one msm_pippenger_vartime call (measured faster per item than Straus
- * chunks from about 200 items; docs/performance.md); the rest in chunks of
- * BATCH_CHUNK. */
-#define BATCH_BIG (MSM_PIP_MAX / 2)
+#define BATCH_CHUNK (BACKEND_BATCH_SMALL / 2)
+/* Chunks of BATCH_BIG items while at least BATCH_BIG_MIN are left
+ * (measured faster per item than chunks of BATCH_CHUNK from about 200
+ * items on the 4 x 64-bit backend; docs/performance.md); the rest in
+ * chunks of BATCH_CHUNK. */
+#define BATCH_BIG (BACKEND_BATCH_MAX / 2)
 #define BATCH_BIG_MIN 224
 
 static void le64(uint8_t out[8], uint64_t v)
@@ -394,51 +403,45 @@ static void le64(uint8_t out[8], uint64_t v)
 		out[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* The work space of batch_chunk for up to cap items (2 cap points). */
-typedef struct batch_ws {
-	const uint8_t **enc;
-	int *ok;
-	ge64_p3 *pts;
-	uint8_t (*k)[32], (*scal)[32];
-	const uint8_t **akey; /* the distinct keys, and their points' index */
+/* One chunk, items base .. base + cnt - 1, and its work space. */
+typedef struct batch_ctx {
+	int *valid;
+	const sigil_ed25519_item *items;
+	size_t n, base, cnt;
+	uint8_t (*k)[32];      /* the challenges */
+	const uint8_t **akey;  /* the distinct keys, and their terms' index */
 	int *apos;
-	int big; /* the multiplication: 1 Pippenger, 0 Straus */
-} batch_ws;
+} batch_ctx;
 
-/* Items base .. base + cnt - 1 (cnt <= BATCH_CHUNK, or <= BATCH_BIG with
- * the Pippenger work space); 1 if all are valid. */
-static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, size_t base,
-                       size_t cnt, const ge64_ops *ops, const batch_ws *ws)
+/* An item that can reach the equation: its pointers, and S < L. */
+static int batch_item_ok(const sigil_ed25519_item *it)
+{
+	return it->pk != NULL && it->sig != NULL && (it->m != NULL || it->mlen == 0) &&
+	       sc_is_canonical(it->sig + 32);
+}
+
+/* The terms of the chunk's equation (backend_terms_fn), given which of
+ * the encodings enc[2 e] = A, enc[2 e + 1] = R of the items that passed
+ * batch_item_ok decoded: the challenges, the seed, the z_i, sum z_i S_i
+ * into b, and one term per distinct key and one per R. */
+static int batch_terms(void *arg, const int *ok, int *idx, uint8_t (*scal)[32], uint8_t b[32])
 {
 	static const char label[] = "sigil ed25519 batch v2";
-	const uint8_t **enc = ws->enc;
-	int *ok = ws->ok;
-	ge64_p3 *pts = ws->pts;
-	uint8_t (*k)[32] = ws->k, (*scal)[32] = ws->scal, bsum[32] = { 0 };
-	uint8_t seed[64], h[64], idx[72];
+	const batch_ctx *bc = arg;
+	const sigil_ed25519_item *items = bc->items;
+	int *valid = bc->valid;
+	size_t base = bc->base, cnt = bc->cnt;
+	uint8_t (*k)[32] = bc->k;
+	uint8_t seed[64], h[64], idxb[72];
 	sigil_sha512_ctx c;
-	int ne = 0, np = 0;
-	const uint8_t **akey = ws->akey;
-	int *apos = ws->apos, na = 0;
-	/* the items that reach the equation: S < L, then A and R decoded */
-	for (size_t j = 0; j < cnt; j++) {
-		const sigil_ed25519_item *it = &items[base + j];
-		valid[base + j] = 0;
-		if (it->pk == NULL || it->sig == NULL || (it->m == NULL && it->mlen != 0))
-			continue;
-		if (!sc_is_canonical(it->sig + 32))
-			continue;
-		valid[base + j] = 1; /* provisionally */
-		enc[ne++] = it->pk;
-		enc[ne++] = it->sig;
-	}
-	msm_decode_zip215_vartime(pts, ok, enc, ne, ops);
+	int np = 0, na = 0;
 
+	memset(b, 0, 32);
 	sigil_sha512_init(&c);
 	sigil_sha512_update(&c, (const uint8_t *)label, sizeof label - 1);
-	le64(idx, (uint64_t)n);
-	le64(idx + 8, (uint64_t)base);
-	sigil_sha512_update(&c, idx, 16);
+	le64(idxb, (uint64_t)bc->n);
+	le64(idxb + 8, (uint64_t)base);
+	sigil_sha512_update(&c, idxb, 16);
 	int e = 0;
 	for (size_t j = 0; j < cnt; j++) {
 		const sigil_ed25519_item *it = &items[base + j];
@@ -456,56 +459,65 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 	}
 	sigil_sha512_final(&c, seed);
 
-	memcpy(idx, seed, 64);
+	memcpy(idxb, seed, 64);
 	e = 0;
 	for (size_t j = 0; j < cnt; j++) {
 		const sigil_ed25519_item *it = &items[base + j];
 		uint8_t z[32] = { 0 };
 		if (j % 4 == 0) {
-			le64(idx + 64, (uint64_t)(j / 4));
-			sigil_sha512(h, idx, sizeof idx);
+			le64(idxb + 64, (uint64_t)(j / 4));
+			sigil_sha512(h, idxb, sizeof idxb);
 		}
-		if (it->pk == NULL || it->sig == NULL || (it->m == NULL && it->mlen != 0) ||
-		    !sc_is_canonical(it->sig + 32))
+		if (!batch_item_ok(it))
 			continue; /* not decoded */
 		if (valid[base + j]) {
 			memcpy(z, h + 16 * (j % 4), 16);
-			sc_muladd(bsum, z, it->sig + 32, bsum); /* sum z_i S_i */
+			sc_muladd(b, z, it->sig + 32, b); /* sum z_i S_i */
 			/* A key already in the equation (the same 32 bytes) takes
 			 * z_i k_i into its scalar: one point less. */
 			int q;
 			for (q = 0; q < na; q++)
-				if (memcmp(akey[q], it->pk, 32) == 0)
+				if (memcmp(bc->akey[q], it->pk, 32) == 0)
 					break;
 			if (q < na) {
-				sc_muladd(scal[apos[q]], z, k[j], scal[apos[q]]);
+				sc_muladd(scal[bc->apos[q]], z, k[j], scal[bc->apos[q]]);
 			} else {
-				/* in place: np <= e, A before R (pts[e], pts[e + 1]) */
-				akey[na] = it->pk;
-				apos[na++] = np;
-				pts[np] = pts[e];
-				msm_p3_neg(&pts[np]);
-				sc_mul(scal[np], z, k[j]);       /* z_i k_i (-A_i) */
+				bc->akey[na] = it->pk;
+				bc->apos[na++] = np;
+				idx[np] = e;                   /* -A_i */
+				sc_mul(scal[np], z, k[j]);     /* z_i k_i */
 				np++;
 			}
-			pts[np] = pts[e + 1];
-			msm_p3_neg(&pts[np]);
-			memcpy(scal[np], z, 32);                 /* z_i (-R_i) */
+			idx[np] = e + 1;                       /* -R_i */
+			memcpy(scal[np], z, 32);               /* z_i */
 			np++;
 		}
 		e += 2;
 	}
-	if (np == 0)
-		return 0; /* no item reached the equation: all invalid */
+	return np;
+}
 
-	ge64_p3 P;
-	if (ws->big)
-		msm_pippenger_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum, ops);
-	else
-		msm_straus_vartime(&P, (const uint8_t (*)[32])scal, pts, np, bsum, ops);
-	int all = 1;
-	if (!msm_is_small_order_vartime(&P, ops)) {
-		/* some item is bad: decide each on its own */
+/* Items base .. base + cnt - 1 (cnt at most the work space's: enc and ok
+ * of 2 cnt, k, akey and apos of cnt); 1 if all are valid. */
+static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, size_t base,
+                       size_t cnt, const backend *be, const uint8_t **enc, int *ok,
+                       uint8_t (*k)[32], const uint8_t **akey, int *apos)
+{
+	int ne = 0;
+
+	/* the items that reach the equation: S < L, then A and R decoded */
+	for (size_t j = 0; j < cnt; j++) {
+		const sigil_ed25519_item *it = &items[base + j];
+		valid[base + j] = batch_item_ok(it); /* provisionally */
+		if (valid[base + j]) {
+			enc[ne++] = it->pk;
+			enc[ne++] = it->sig;
+		}
+	}
+	batch_ctx bc = { valid, items, n, base, cnt, k, akey, apos };
+	if (!be->batch_vartime(be, ok, enc, ne, batch_terms, &bc)) {
+		/* some item is bad (or none reached the equation): decide each
+		 * on its own */
 		for (size_t j = 0; j < cnt; j++) {
 			size_t i = base + j;
 			if (valid[i])
@@ -513,54 +525,50 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 				                         items[i].pk) == 0;
 		}
 	}
+	int all = 1;
 	for (size_t j = 0; j < cnt; j++)
 		all &= valid[base + j];
 	return all;
 }
 
-/* One chunk of at most BATCH_CHUNK items (Straus), or of at most
- * BATCH_BIG (Pippenger): separate frames, so that the stack holds one of
- * the two work spaces and one of the two multiplications (gcc
- * -fstack-usage, x86-64: 25 KiB + Straus 175 KiB + its IFMA tables 12 KiB,
- * or 99 KiB + Pippenger 96 KiB + decoding 10 KiB; about 210 KiB at most). */
+/* A chunk of at most BATCH_CHUNK items, or of at most BATCH_BIG: separate
+ * frames of the two sizes (about 5 and 18 KiB; gcc -fstack-usage, x86-64),
+ * under the backend's own (the 4 x 64-bit one: 21 KiB + Straus 175 KiB +
+ * IFMA tables 12 KiB, or 84 KiB + Pippenger 96 KiB + decoding 10 KiB). */
 __attribute__((noinline)) static int batch_chunk_small(int *valid, const sigil_ed25519_item *items,
                                                       size_t n, size_t base, size_t cnt,
-                                                      const ge64_ops *ops)
+                                                      const backend *be)
 {
 	const uint8_t *enc[2 * BATCH_CHUNK], *akey[BATCH_CHUNK];
 	int ok[2 * BATCH_CHUNK], apos[BATCH_CHUNK];
-	ge64_p3 pts[2 * BATCH_CHUNK];
-	uint8_t k[BATCH_CHUNK][32], scal[2 * BATCH_CHUNK][32];
-	batch_ws ws = { enc, ok, pts, k, scal, akey, apos, 0 };
-	return batch_chunk(valid, items, n, base, cnt, ops, &ws);
+	uint8_t k[BATCH_CHUNK][32];
+	return batch_chunk(valid, items, n, base, cnt, be, enc, ok, k, akey, apos);
 }
 
 __attribute__((noinline)) static int batch_chunk_big(int *valid, const sigil_ed25519_item *items,
                                                     size_t n, size_t base, size_t cnt,
-                                                    const ge64_ops *ops)
+                                                    const backend *be)
 {
 	const uint8_t *enc[2 * BATCH_BIG], *akey[BATCH_BIG];
 	int ok[2 * BATCH_BIG], apos[BATCH_BIG];
-	ge64_p3 pts[2 * BATCH_BIG];
-	uint8_t k[BATCH_BIG][32], scal[2 * BATCH_BIG][32];
-	batch_ws ws = { enc, ok, pts, k, scal, akey, apos, 1 };
-	return batch_chunk(valid, items, n, base, cnt, ops, &ws);
+	uint8_t k[BATCH_BIG][32];
+	return batch_chunk(valid, items, n, base, cnt, be, enc, ok, k, akey, apos);
 }
 
 static int batch_zip215(int *valid, const sigil_ed25519_item *items, size_t n)
 {
-	const ge64_ops *ops = msm_ops();
+	const backend *be = backend_get();
 	int all = 1;
 	size_t base = 0;
 	/* chunks of BATCH_BIG while at least BATCH_BIG_MIN items are left */
 	while (n - base >= BATCH_BIG_MIN) {
 		size_t cnt = n - base < BATCH_BIG ? n - base : BATCH_BIG;
-		all &= batch_chunk_big(valid, items, n, base, cnt, ops);
+		all &= batch_chunk_big(valid, items, n, base, cnt, be);
 		base += cnt;
 	}
 	for (; base < n; base += BATCH_CHUNK) {
 		size_t cnt = n - base < BATCH_CHUNK ? n - base : BATCH_CHUNK;
-		all &= batch_chunk_small(valid, items, n, base, cnt, ops);
+		all &= batch_chunk_small(valid, items, n, base, cnt, be);
 	}
 	return all ? 0 : -1;
 }

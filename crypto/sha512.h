@@ -4,7 +4,8 @@
  * The public API (sigil_sha512*) is in sigil/crypto.h.
  *
  * Block functions: the portable C one (sha512.c) is always there; builds
- * with the amd64 code add an AVX2+BMI2 one (crypto/asm/amd64/sha512_avx2.c;
+ * with the amd64 code add an AVX2+BMI2 one (generated assembly,
+ * crypto/asm/amd64/sha512_avx2.S, its probe in sha512_avx2.c;
  * crypto/asm/sha512_none.c in the others: meson chooses, no #ifdef). The
  * streaming functions take the block function as an argument, so that the
  * tests run every implementation through the same code; sigil_sha512_*
@@ -36,7 +37,8 @@ sha512_blocks_fn sha512_blocks_generic;
 sha512_blocks_fn *sha512_blocks_avx2_built(void);
 
 /* 1 if this build has the AVX2+BMI2 block function and this CPU and OS run
- * it (CPUID: AVX2, BMI2, OSXSAVE; XGETBV: the OS saves XMM and YMM), else 0. */
+ * it (CPUID: AVX2, BMI1, BMI2, OSXSAVE; XGETBV: the OS saves XMM and YMM),
+ * else 0. */
 int sha512_avx2_capable(void);
 
 /* The block function sigil_sha512* use: the AVX2 one when capable, else the

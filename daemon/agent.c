@@ -160,8 +160,8 @@ static Op *agent_keep(Op *op)
 			return NULL;
 		}
 		memcpy(h->data, ar->data, ar->data_len);
-		if (h->op.kind == OP_UNLOCK)
-			h->req.u.unlock.passphrase = (ProtoBytes){ h->data, h->data_len };
+		if (h->op.kind == OP_UNLOCK || h->op.kind == OP_LOCK)
+			h->req.u.lock.passphrase = (ProtoBytes){ h->data, h->data_len }; /* (unlock's too) */
 		else
 			h->req.u.sign.message = (ProtoBytes){ h->data, h->data_len };
 	}
@@ -360,11 +360,9 @@ static void agent_lock(Stream *s, AgentIn *in, bool lock)
 	/* one lock for both sockets (ops.c): the agent's always has a passphrase */
 	ar.req.u.lock.has_passphrase = true;
 	ar.req.u.lock.passphrase = (ProtoBytes){ pass, len };
-	if (!lock) {
-		/* (a kept copy points into its own data) */
-		ar.data = (uint8_t *)pass;
-		ar.data_len = len;
-	}
+	/* (a kept copy, e.g. parked behind an unlock, points into its own data) */
+	ar.data = (uint8_t *)pass;
+	ar.data_len = len;
 	agent_submit(s, &ar, lock ? OP_LOCK : OP_UNLOCK);
 }
 

@@ -330,8 +330,9 @@ int main(int argc, char **argv)
 	{
 		char n[16];
 
-		/* libuv sizes its thread pool from this on first use */
-		snprintf(n, sizeof(n), "%u", workers);
+		/* the crypto runs on sigild's own workers (pool.c); libuv's
+		 * pool only syncs the audit file: one thread */
+		snprintf(n, sizeof(n), "%u", 1u);
 		setenv("UV_THREADPOOL_SIZE", n, 1);
 	}
 	config.workers = workers;

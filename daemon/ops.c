@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,21 @@
 #include <sigil/crypto.h>
 
 #include "agent-cert.h"
+#include "agefile.h"
 #include "audit.h"
+#include "bech32.h"
 #include "log.h"
 #include "ops.h"
 #include "policy.h"
 
 #define OPS_UNLOCK_DELAY_MS 100
 #define OPS_UNLOCK_DELAY_MAX_MS 10000
+
+/* what key.import_wrapped's file held, until the import ends (op->wrapped) */
+typedef struct OpsWrapped {
+	AgeKey key;                  /* seed: secret */
+	ProtoKeyPolicy policy;
+} OpsWrapped;
 
 /* the constraints a key was ssh-added with (key->cons) */
 typedef struct OpsCons {
@@ -56,7 +65,7 @@ typedef struct OpsTimer {
 	struct OpsTimer *next;
 } OpsTimer;
 
-static void dispatch(Ops *o, Op *op);
+static void dispatch(Ops *o, Op *op, bool resumed);
 static void settle(Ops *o);
 
 static const char *const op_names[_OP_KIND_N] = {
@@ -65,6 +74,9 @@ static const char *const op_names[_OP_KIND_N] = {
 	[OP_KEY_EXPORT] = "export",   [OP_SIGN] = "sign",         [OP_VERIFY] = "verify",
 	[OP_VERIFY_BATCH] = "verify_batch", [OP_DH] = "dh",       [OP_LOCK] = "lock",
 	[OP_UNLOCK] = "unlock",       [OP_REKEY] = "rekey",       [OP_AUDIT] = "audit",
+	[OP_AGE_UNWRAP] = "age-unwrap", [OP_KEY_EXPORT_WRAPPED] = "export-wrapped",
+	/* opening the file is an unwrap; the import after it has its own line */
+	[OP_KEY_IMPORT_WRAPPED] = "age-unwrap",
 	[OP_AGENT_LIST] = "ssh-list", [OP_AGENT_SIGN] = "ssh-sign", [OP_AGENT_ADD] = "ssh-add",
 	[OP_AGENT_REMOVE] = "ssh-remove", [OP_AGENT_REMOVE_ALL] = "ssh-remove",
 };
@@ -82,6 +94,8 @@ static const char *result_name(ProtoError e)
 	case PROTO_E_WRONG_TYPE: return "wrong_type";
 	case PROTO_E_BUSY: return "busy";
 	case PROTO_E_INVALID_KEY: return "invalid_key";
+	case PROTO_E_NO_MATCH: return "no_match";
+	case PROTO_E_BAD_REQUEST: return "bad_request";
 	default: return "error";
 	}
 }
@@ -132,8 +146,17 @@ static const char *op_label(const Op *op)
 	case OP_KEY_IMPORT: return q->u.key_import.label;
 	case OP_SIGN: return q->u.sign.label;
 	case OP_DH: return q->u.dh.label;
+	case OP_AGE_UNWRAP: return q->u.age_unwrap.label;
+	case OP_KEY_EXPORT_WRAPPED: return q->u.key_export_wrapped.label;
+	case OP_KEY_IMPORT_WRAPPED: return q->u.key_import_wrapped.key; /* the key that opens it */
 	default: return NULL;
 	}
+}
+
+/* the reason on an ok line: where an exported key went (export --to) */
+static const char *ok_reason(const Op *op)
+{
+	return op->kind == OP_KEY_EXPORT_WRAPPED ? op->q->u.key_export_wrapped.recipient : NULL;
 }
 
 static void uncount(Ops *o, Op *op)
@@ -167,8 +190,8 @@ static void finish(Ops *o, Op *op, ProtoError code, const char *fmt, ...)
 		va_end(ap);
 	}
 	if (audited(op))
-		audit_op(op, op->key, op_label(op), code,
-		         code == PROTO_OK ? NULL : op->why[0] ? op->why : op->resp.message[0] ? op->resp.message : NULL);
+		audit_op(op, op->key, op_label(op), code, code == PROTO_OK ? ok_reason(op)
+		         : op->why[0] ? op->why : op->resp.message[0] ? op->resp.message : NULL);
 	uncount(o, op);
 	o->requests++;
 	op->done(op);
@@ -406,39 +429,28 @@ static sigil_ed25519_policy policy_of(ProtoPolicy p)
 	return p == PROTO_POLICY_ZIP215 ? SIGIL_ED25519_ZIP215 : SIGIL_ED25519_STRICT;
 }
 
+static int sign_now(Op *op);
+static bool verify_now(const Op *op);
+
 /* on a worker: touches only the op, its key, and (unlock, rekey) the
  * keystore the core holds for it */
-static void job_run(uv_work_t *w)
+static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
 {
-	Op *op = w->data;
+	Op *op = (Op *)((char *)j - offsetof(Op, batch.job));
 	Ops *o = op->ops;
 	ProtoRequest *q = op->q;
 
+	(void)part;
+	(void)n_parts;
 	op->r = 0;
 	switch (op->kind) {
-	case OP_VERIFY_BATCH: {
-		size_t n = q->u.verify_batch.n_items;
-		sigil_ed25519_item *items = calloc(n ? n : 1, sizeof(*items));
-		int *valid = calloc(n ? n : 1, sizeof(*valid));
-
-		if (!items || !valid) {
-			free(items);
-			free(valid);
-			op->r = -ENOMEM;
-			break;
-		}
-		for (size_t i = 0; i < n; i++) {
-			const ProtoVerifyItem *it = &q->u.verify_batch.items[i];
-
-			items[i] = (sigil_ed25519_item){ it->public_key, it->signature, it->message.data, it->message.len };
-		}
-		sigil_ed25519_verify_batch(valid, items, n, policy_of(q->u.verify_batch.policy));
-		for (size_t i = 0; i < n; i++)
-			op->valid[i] = valid[i] == 1;
-		free(items);
-		free(valid);
+	case OP_SIGN:
+	case OP_AGENT_SIGN:
+		op->r = sign_now(op);
 		break;
-	}
+	case OP_VERIFY:
+		op->resp.u.verify.valid = verify_now(op);
+		break;
 	case OP_KEY_GENERATE:
 		op->r = keystore_materialize(o->ks, op->key, NULL);
 		break;
@@ -478,30 +490,46 @@ static void job_run(uv_work_t *w)
 	}
 }
 
-static void job_done(uv_work_t *w, int status);
+static void job_done(PoolJob *j);
 
-/* put @op (kept) on the pool. Return: false when refused (answered) */
-static bool job_queue(Ops *o, Op *op)
+/* put @op (kept) on the pool: verify_batch split over the workers (the
+ * same answer as one call for every input), the rest as one job */
+static void job_queue(Ops *o, Op *op)
 {
-	int r;
+	op->batch.job = (PoolJob)POOL_JOB_INIT(job_run, job_done);
+	if (op->kind == OP_VERIFY_BATCH) {
+		const ProtoRequest *q = op->q;
+		size_t n = q->u.verify_batch.n_items;
 
-	op->work.data = op;
-	r = uv_queue_work(o->loop, &op->work, job_run, job_done);
-	if (r < 0) {
-		if (op->key && op->key->pending)
-			keystore_abort(o->ks, op->key);
-		op->key = key_unref(op->key);
-		finish(o, op, PROTO_E_INTERNAL, "cannot queue the request: %s", uv_strerror(r));
-		return false;
+		op->items = calloc(n ? n : 1, sizeof(*op->items));
+		op->ivalid = calloc(n ? n : 1, sizeof(*op->ivalid));
+		if (!op->items || !op->ivalid) {
+			finish(o, op, PROTO_E_INTERNAL, "out of memory");
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const ProtoVerifyItem *it = &q->u.verify_batch.items[i];
+
+			op->items[i] = (sigil_ed25519_item){ it->public_key, it->signature, it->message.data,
+			                                     it->message.len };
+		}
+		op->batch.valid = op->ivalid;
+		op->batch.items = op->items;
+		op->batch.n = n;
+		op->batch.policy = policy_of(q->u.verify_batch.policy);
+		pool_verify_batch(o->pool, &op->batch);
+		return;
 	}
+	pool_submit(o->pool, &op->batch.job);
 	if (op->kind == OP_UNLOCK || op->kind == OP_REKEY) {
 		o->ks_busy = true;
 		op->keystore_job = true;
-	} else if (op->kind != OP_VERIFY_BATCH) {
+	} else if (op->kind != OP_VERIFY) {
+		/* generate, import, ssh-add, and a long signature: lock,
+		 * unlock and rekey wait for them */
 		o->key_jobs++;
 		op->key_job = true;
 	}
-	return true;
 }
 
 static void unlock_done(Ops *o, Op *op);
@@ -524,9 +552,9 @@ static void new_key_done(Ops *o, Op *op)
 	finish(o, op, PROTO_OK, NULL);
 }
 
-static void job_done(uv_work_t *w, int status)
+static void job_done(PoolJob *j)
 {
-	Op *op = w->data;
+	Op *op = (Op *)((char *)j - offsetof(Op, batch.job));
 	Ops *o = op->ops;
 
 	if (op->keystore_job) {
@@ -537,16 +565,19 @@ static void job_done(uv_work_t *w, int status)
 		o->key_jobs--;
 		op->key_job = false;
 	}
-	if (status == UV_ECANCELED) {
-		if (op->key && op->key->pending)
-			keystore_abort(o->ks, op->key);
-		finish(o, op, PROTO_E_BUSY, "sigild is shutting down");
-		return;
-	}
 	switch (op->kind) {
 	case OP_VERIFY_BATCH:
+		for (size_t i = 0; i < op->batch.n; i++)
+			op->valid[i] = op->ivalid[i] == 1;
+		finish(o, op, PROTO_OK, NULL);
+		break;
+	case OP_VERIFY:
+		finish(o, op, PROTO_OK, NULL);
+		break;
+	case OP_SIGN:
+	case OP_AGENT_SIGN:
 		if (op->r)
-			finish(o, op, PROTO_E_INTERNAL, "out of memory");
+			finish(o, op, PROTO_E_INTERNAL, "signing failed");
 		else
 			finish(o, op, PROTO_OK, NULL);
 		break;
@@ -583,13 +614,13 @@ static bool exclusive(OpKind k)
 	return k == OP_UNLOCK || k == OP_REKEY || k == OP_LOCK;
 }
 
-static bool must_wait(const Ops *o, OpKind k)
+/* @resumed: taken off the parked list by settle(), which keeps their
+ * order (the ones still parked behind it do not hold it back) */
+static bool must_wait(const Ops *o, OpKind k, bool resumed)
 {
 	if (!touches_keystore(k))
 		return false;
-	/* (settle() dispatches the parked ops in order: the rest waiting
-	 * behind the one it takes is no reason to park that one again) */
-	return o->ks_busy || (o->parked_head && !o->settling) || (exclusive(k) && o->key_jobs > 0);
+	return o->ks_busy || (!resumed && o->parked_head) || (exclusive(k) && o->key_jobs > 0);
 }
 
 static void park(Ops *o, Op *op)
@@ -608,10 +639,6 @@ static void park(Ops *o, Op *op)
 /* a kept op ended: expiries that waited, then the parked ops in order */
 static void settle(Ops *o)
 {
-	/* an op that settle() dispatched ended at once: the loop below goes on */
-	if (o->settling)
-		return;
-	o->settling = true;
 	expire_due(o);
 	while (o->parked_head && !o->ks_busy) {
 		Op *op = o->parked_head;
@@ -623,9 +650,8 @@ static void settle(Ops *o)
 		if (o->shutting_down)
 			finish(o, op, PROTO_E_BUSY, "sigild is shutting down");
 		else
-			dispatch(o, op);
+			dispatch(o, op, true);
 	}
-	o->settling = false;
 	if (o->settled)
 		o->settled(o->settled_ctx);
 }
@@ -774,6 +800,181 @@ static bool exe_unchanged(const Op *op, char *why, size_t why_len)
 	return same;
 }
 
+/* ---- age (docs/age.md) ---------------------------------------------------------- */
+
+/* age.unwrap, admitted and charged: the X25519 stanza opened with the key
+ * (sigild runs X25519, HKDF and the AEAD: the shared secret stays here) */
+static void age_unwrap(Ops *o, Op *op)
+{
+	const ProtoRequest *q = op->q;
+	Key *k = op->key;
+	int r = agefile_x25519_unwrap(op->resp.u.age_unwrap.file_key, k->secret->seed, q->u.age_unwrap.share,
+	                              q->u.age_unwrap.body, PROTO_AGE_BODY_LEN);
+
+	if (r == -EDOM) {
+		snprintf(op->why, sizeof(op->why), "small-order share");
+		finish(o, op, PROTO_E_INVALID_KEY, "the stanza's share has small order (the shared secret would be zero)");
+	} else if (r) {
+		/* the tag: the stanza was made for another key (or altered) */
+		sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
+		finish(o, op, PROTO_E_NO_MATCH, "the stanza does not open with key '%s' (not for this identity)",
+		       k->info.label);
+	} else {
+		finish(o, op, PROTO_OK, NULL);
+	}
+}
+
+/* the recipient of key.export_wrapped. Return: false when it is not an
+ * age X25519 recipient (@pk: its public key otherwise) */
+static bool age_recipient(const char *rcpt, uint8_t pk[AGEFILE_KEY_LEN + 1])
+{
+	char hrp[BECH32_HRP_MAX + 1];
+	size_t n = 0;
+
+	return bech32_decode(hrp, pk, AGEFILE_KEY_LEN + 1, &n, rcpt, strlen(rcpt)) == 0 && strcmp(hrp, "age") == 0 &&
+	       n == AGEFILE_KEY_LEN;
+}
+
+/* key.export_wrapped, admitted: the key (type, label, seed, policy) in an
+ * age file for the recipient; the seed never leaves sigild in clear */
+static void export_wrapped(Ops *o, Op *op)
+{
+	const ProtoRequest *q = op->q;
+	Key *key = op->key;
+	uint8_t pk[AGEFILE_KEY_LEN + 1];
+	AgeBuf pt = AGEBUF_NULL(pt), file = AGEBUF_NULL(file);
+	AgeKey *k;
+	int r;
+
+	if (!age_recipient(q->u.key_export_wrapped.recipient, pk)) {
+		finish(o, op, PROTO_E_BAD_REQUEST, "field 'recipient' is not an age X25519 recipient (age1...)");
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		finish(o, op, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	k->type = (uint8_t)key->info.type;
+	k->exportable = key->info.exportable;
+	memcpy(k->label, key->info.label, sizeof(k->label));
+	memcpy(k->seed, key->secret->seed, sizeof(k->seed));
+	r = policy_encode(k->policy, sizeof(k->policy), &key->policy);
+	if (r >= 0) {
+		k->policy_len = (size_t)r;
+		r = agefile_key_encode(&pt, k);
+	}
+	if (!r)
+		r = agefile_encrypt(&file, pk, pt.data, pt.len, q->u.key_export_wrapped.armor);
+	sodium_memzero(k, sizeof(*k));
+	free(k);
+	agefile_buf_deinit(&pt);
+	if (r == -EINVAL) {
+		snprintf(op->why, sizeof(op->why), "small-order recipient");
+		finish(o, op, PROTO_E_INVALID_KEY, "the recipient has small order");
+	} else if (r) {
+		finish(o, op, PROTO_E_INTERNAL, "cannot make the age file: %s", strerror(-r));
+	} else {
+		/* the op owns the file until ops_op_deinit() */
+		op->file = file.data;
+		op->file_len = file.cap;
+		op->resp.u.key_export_wrapped.file = (ProtoBytes){ file.data, file.len };
+		finish(o, op, PROTO_OK, NULL);
+	}
+}
+
+static void new_key(Ops *o, Op *op);
+
+/*
+ * key.import_wrapped: the file is opened with the X25519 key it names (an
+ * unwrap under that key's rules, audited age-unwrap), then the op becomes
+ * a key.import of the key the file held, owned by the caller.
+ */
+static void do_import_wrapped(Ops *o, Op *op)
+{
+	PolicyPeer pp = { .uid = op->peer->uid, .gid = op->peer->gid, .pid = op->peer->pid, .exe = op->peer->exe };
+	char why[PROTO_MESSAGE_MAX - 80], label[PROTO_LABEL_MAX + 1];
+	AgeBuf pt = AGEBUF_NULL(pt);
+	ProtoRequest *q;
+	OpsWrapped *w;
+	Key *k;
+	int r;
+
+	if (is_locked(o)) {
+		finish(o, op, PROTO_E_LOCKED, "sigild is locked: unlock it first");
+		return;
+	}
+	k = op_key(o, op, false);
+	if (!k)
+		return;
+	op->key = key_ref(k);
+	if (!k->secret) {
+		finish(o, op, PROTO_E_LOCKED, "key '%s' is not open: unlock sigild first", k->info.label);
+		return;
+	}
+	if (k->info.type != PROTO_KEY_X25519) {
+		finish(o, op, PROTO_E_WRONG_TYPE, "key '%s' is %s; age needs an x25519 key", k->info.label,
+		       proto_key_type_name(k->info.type));
+		return;
+	}
+	if (!policy_check(&k->policy, &k->use, PROTO_OP_AGE_UNWRAP, &pp, (int64_t)time(NULL), uv_now(o->loop), why,
+	                  sizeof(why)) ||
+	    !exe_unchanged(op, why, sizeof(why))) {
+		snprintf(op->why, sizeof(op->why), "%s", why);
+		finish(o, op, PROTO_E_DENIED, "key '%s': %s", k->info.label, why);
+		return;
+	}
+	if (!op->counted && !admit(o, op))
+		return;
+	/* the kept copy decoded its own frame: only the copy is rewritten */
+	op = defer(o, op);
+	if (!op)
+		return;
+	q = op->q;
+	if (!policy_charge(&k->policy, &k->use, uv_now(o->loop), why, sizeof(why))) {
+		snprintf(op->why, sizeof(op->why), "%s", why);
+		finish(o, op, PROTO_E_DENIED, "key '%s': %s", k->info.label, why);
+		return;
+	}
+	o->last_key_use_ms = uv_now(o->loop);
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		finish(o, op, PROTO_E_INTERNAL, "out of memory");
+		return;
+	}
+	op->wrapped = w;
+	r = agefile_decrypt(&pt, k->secret->seed, q->u.key_import_wrapped.file.data, q->u.key_import_wrapped.file.len);
+	if (!r && (agefile_key_decode(&w->key, pt.data, pt.len) || w->key.type > PROTO_KEY_X25519 ||
+	           policy_decode(&w->policy, w->key.policy, w->key.policy_len)))
+		r = -EPROTO;
+	agefile_buf_deinit(&pt);
+	if (r) {
+		const char *what = r == -ENOENT ? "the file is not for this key"
+		                   : r == -EBADMSG ? "the file was altered or truncated"
+		                   : r == -EPROTO  ? "the file holds no sigil key"
+		                   : r == -ENOMEM  ? "out of memory"
+		                                   : "not an age file";
+
+		snprintf(op->why, sizeof(op->why), "%s", what);
+		finish(o, op, r == -ENOMEM ? PROTO_E_INTERNAL : r == -ENOENT ? PROTO_E_NO_MATCH : PROTO_E_INVALID_KEY,
+		       "cannot open the age file with key '%s': %s", k->info.label, what);
+		return;
+	}
+	memcpy(label, q->u.key_import_wrapped.label, sizeof(label));
+	audit_op(op, k, NULL, PROTO_OK, label);
+	op->key = key_unref(op->key);
+	/* now a key.import of what the file holds, under the caller's label */
+	op->kind = OP_KEY_IMPORT;
+	q->method = PROTO_METHOD_KEY_IMPORT;
+	memset(&q->u.key_import, 0, sizeof(q->u.key_import));
+	q->u.key_import.type = (ProtoKeyType)w->key.type;
+	memcpy(q->u.key_import.label, label, sizeof(label));
+	q->u.key_import.seed = w->key.seed;
+	q->u.key_import.exportable = w->key.exportable;
+	q->u.key_import.policy = w->policy.set ? &w->policy : NULL;
+	new_key(o, op);
+}
+
 /* sign, dh, export and the agent's sign: the key's rules and constraints,
  * then (@confirmed or no confirm constraint) the operation */
 static void use_key(Ops *o, Op *op, bool confirmed)
@@ -781,7 +982,9 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 	Key *k = op->key;
 	const OpsCons *c = cons_of(k);
 	bool agent = op->kind == OP_AGENT_SIGN;
-	unsigned pop = op->kind == OP_DH ? PROTO_OP_DH : op->kind == OP_KEY_EXPORT ? 0 : PROTO_OP_SIGN;
+	bool export = op->kind == OP_KEY_EXPORT || op->kind == OP_KEY_EXPORT_WRAPPED;
+	unsigned pop = op->kind == OP_DH ? PROTO_OP_DH : op->kind == OP_AGE_UNWRAP ? PROTO_OP_AGE_UNWRAP
+	               : export ? 0 : PROTO_OP_SIGN;
 	PolicyPeer pp = { .uid = op->peer->uid, .gid = op->peer->gid, .pid = op->peer->pid, .exe = op->peer->exe };
 	char why[PROTO_MESSAGE_MAX - 80];
 
@@ -816,9 +1019,14 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 			return;
 		}
 	}
-	if (op->kind == OP_KEY_EXPORT) {
+	if (export) {
 		if (!k->info.exportable) {
+			snprintf(op->why, sizeof(op->why), "rule exportable");
 			finish(o, op, PROTO_E_DENIED, "key '%s': rule exportable: the key is not exportable", k->info.label);
+			return;
+		}
+		if (op->kind == OP_KEY_EXPORT_WRAPPED) {
+			export_wrapped(o, op);
 			return;
 		}
 		memcpy(op->resp.u.key_export.seed, k->secret->seed, PROTO_KEY_LEN);
@@ -846,31 +1054,71 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 		finish(o, op, PROTO_OK, NULL);
 		return;
 	}
-	{
-		const sigil_ed25519_expanded *ek = &k->secret->ed;
-		const ProtoBytes *m = &op->q->u.sign.message, *ctx = &op->q->u.sign.context;
-		uint8_t *sig = op->resp.u.sign.signature;
-		int r = 0;
-
-		switch (agent ? PROTO_MODE_PURE : op->q->u.sign.mode) {
-		case PROTO_MODE_PURE:
-			sigil_ed25519_sign_expanded(sig, m->data, m->len, ek);
-			break;
-		case PROTO_MODE_CTX:
-			r = sigil_ed25519ctx_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
-			break;
-		case PROTO_MODE_PH:
-			if (op->q->u.sign.prehashed)
-				r = sigil_ed25519ph_sign_prehashed_expanded(sig, m->data, ctx->data, ctx->len, ek);
-			else
-				r = sigil_ed25519ph_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
-			break;
-		}
-		if (r)
-			finish(o, op, PROTO_E_INTERNAL, "signing failed");
-		else
-			finish(o, op, PROTO_OK, NULL);
+	if (op->kind == OP_AGE_UNWRAP) {
+		age_unwrap(o, op);
+		return;
 	}
+	if (op->q->u.sign.message.len >= OPS_LARGE_MESSAGE) {
+		/* hashing a long message: on the pool (the key's reference and
+		 * the key job keep its secret alive and lock waiting) */
+		op = defer(o, op);
+		if (op)
+			job_queue(o, op);
+		return;
+	}
+	if (sign_now(op))
+		finish(o, op, PROTO_E_INTERNAL, "signing failed");
+	else
+		finish(o, op, PROTO_OK, NULL);
+}
+
+/* the signature of an allowed sign or agent sign (loop thread or worker) */
+static int sign_now(Op *op)
+{
+	const sigil_ed25519_expanded *ek = &op->key->secret->ed;
+	const ProtoBytes *m = &op->q->u.sign.message, *ctx = &op->q->u.sign.context;
+	uint8_t *sig = op->resp.u.sign.signature;
+
+	switch (op->kind == OP_AGENT_SIGN ? PROTO_MODE_PURE : op->q->u.sign.mode) {
+	case PROTO_MODE_PURE:
+		sigil_ed25519_sign_expanded(sig, m->data, m->len, ek);
+		return 0;
+	case PROTO_MODE_CTX:
+		return sigil_ed25519ctx_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
+	case PROTO_MODE_PH:
+		if (op->q->u.sign.prehashed)
+			return sigil_ed25519ph_sign_prehashed_expanded(sig, m->data, ctx->data, ctx->len, ek);
+		return sigil_ed25519ph_sign_expanded(sig, m->data, m->len, ctx->data, ctx->len, ek);
+	}
+	return -1;
+}
+
+/* loop thread or worker: public data only */
+static bool verify_now(const Op *op)
+{
+	const ProtoRequest *q = op->q;
+	const ProtoBytes *m = &q->u.verify.message, *ctx = &q->u.verify.context;
+	sigil_ed25519_policy pol = policy_of(q->u.verify.policy);
+	int v = -1;
+
+	switch (q->u.verify.mode) {
+	case PROTO_MODE_PURE:
+		v = sigil_ed25519_verify(q->u.verify.signature, m->data, m->len, q->u.verify.public_key, pol);
+		break;
+	case PROTO_MODE_CTX:
+		v = sigil_ed25519ctx_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
+		                            q->u.verify.public_key, pol);
+		break;
+	case PROTO_MODE_PH:
+		if (q->u.verify.prehashed)
+			v = sigil_ed25519ph_verify_prehashed(q->u.verify.signature, m->data, ctx->data, ctx->len,
+			                                     q->u.verify.public_key, pol);
+		else
+			v = sigil_ed25519ph_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
+			                           q->u.verify.public_key, pol);
+		break;
+	}
+	return v == 0;
 }
 
 static void do_key_use(Ops *o, Op *op, ProtoKeyType want)
@@ -889,9 +1137,10 @@ static void do_key_use(Ops *o, Op *op, ProtoKeyType want)
 		finish(o, op, PROTO_E_LOCKED, "key '%s' is not open: unlock sigild first", k->info.label);
 		return;
 	}
-	if (op->kind != OP_KEY_EXPORT && k->info.type != want) {
+	if (op->kind != OP_KEY_EXPORT && op->kind != OP_KEY_EXPORT_WRAPPED && k->info.type != want) {
 		finish(o, op, PROTO_E_WRONG_TYPE, "key '%s' is %s; %s needs an %s key", k->info.label,
-		       proto_key_type_name(k->info.type), op->kind == OP_DH ? "dh" : "sign", proto_key_type_name(want));
+		       proto_key_type_name(k->info.type), op->kind == OP_DH ? "dh" : op->kind == OP_AGE_UNWRAP ? "age" : "sign",
+		       proto_key_type_name(want));
 		return;
 	}
 	use_key(o, op, false);
@@ -1004,7 +1253,8 @@ static void do_list(Ops *o, Op *op)
 
 /* ---- changing keys ------------------------------------------------------------ */
 
-static void do_new_key(Ops *o, Op *op)
+/* generate, import (admitted): the label reserved, the key made on the pool */
+static void new_key(Ops *o, Op *op)
 {
 	ProtoRequest *q = op->q;
 	bool gen = op->kind == OP_KEY_GENERATE;
@@ -1013,8 +1263,6 @@ static void do_new_key(Ops *o, Op *op)
 	Key *key = NULL;
 	int r;
 
-	if (!admit(o, op))
-		return;
 	r = keystore_reserve(o->ks, label, gen ? q->u.key_generate.type : q->u.key_import.type,
 	                     gen ? q->u.key_generate.exportable : q->u.key_import.exportable, (uint32_t)op->peer->uid,
 	                     false, &key);
@@ -1038,6 +1286,13 @@ static void do_new_key(Ops *o, Op *op)
 	op = defer(o, op);
 	if (op)
 		job_queue(o, op);
+}
+
+static void do_new_key(Ops *o, Op *op)
+{
+	if (!admit(o, op))
+		return;
+	new_key(o, op);
 }
 
 static void do_delete(Ops *o, Op *op)
@@ -1417,7 +1672,7 @@ static void on_gate(uv_timer_t *t)
 		if (o->shutting_down)
 			finish(o, op, PROTO_E_BUSY, "sigild is shutting down");
 		else
-			dispatch(o, op);
+			dispatch(o, op, false);
 	}
 }
 
@@ -1541,7 +1796,7 @@ static bool admin_only(OpKind k)
 	return k == OP_LOCK || k == OP_UNLOCK || k == OP_REKEY || k == OP_AUDIT;
 }
 
-static void dispatch(Ops *o, Op *op)
+static void dispatch(Ops *o, Op *op, bool resumed)
 {
 	if (!op->peer->admitted) {
 		finish(o, op, PROTO_E_DENIED, "this user may not use sigild");
@@ -1552,7 +1807,7 @@ static void dispatch(Ops *o, Op *op)
 		       op_names[op->kind]);
 		return;
 	}
-	if (must_wait(o, op->kind)) {
+	if (must_wait(o, op->kind, resumed)) {
 		park(o, op);
 		return;
 	}
@@ -1595,37 +1850,35 @@ static void dispatch(Ops *o, Op *op)
 		do_key_use(o, op, PROTO_KEY_ED25519);
 		break;
 	case OP_DH:
+	case OP_AGE_UNWRAP:
 		do_key_use(o, op, PROTO_KEY_X25519);
 		break;
-	case OP_VERIFY: {
-		const ProtoRequest *q = op->q;
-		const ProtoBytes *m = &q->u.verify.message, *ctx = &q->u.verify.context;
-		sigil_ed25519_policy pol = policy_of(q->u.verify.policy);
-		int v = -1;
+	case OP_KEY_EXPORT_WRAPPED: {
+		uint8_t pk[AGEFILE_KEY_LEN + 1];
 
-		if (!admit(o, op))
-			break;
-		switch (q->u.verify.mode) {
-		case PROTO_MODE_PURE:
-			v = sigil_ed25519_verify(q->u.verify.signature, m->data, m->len, q->u.verify.public_key, pol);
-			break;
-		case PROTO_MODE_CTX:
-			v = sigil_ed25519ctx_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
-			                            q->u.verify.public_key, pol);
-			break;
-		case PROTO_MODE_PH:
-			if (q->u.verify.prehashed)
-				v = sigil_ed25519ph_verify_prehashed(q->u.verify.signature, m->data, ctx->data, ctx->len,
-				                                     q->u.verify.public_key, pol);
-			else
-				v = sigil_ed25519ph_verify(q->u.verify.signature, m->data, m->len, ctx->data, ctx->len,
-				                           q->u.verify.public_key, pol);
+		if (!age_recipient(op->q->u.key_export_wrapped.recipient, pk)) {
+			snprintf(op->why, sizeof(op->why), "recipient");
+			finish(o, op, PROTO_E_BAD_REQUEST, "field 'recipient' is not an age X25519 recipient (age1...)");
 			break;
 		}
-		op->resp.u.verify.valid = v == 0;
-		finish(o, op, PROTO_OK, NULL);
+		do_key_use(o, op, PROTO_KEY_ED25519); /* (any type: not checked for exports) */
 		break;
 	}
+	case OP_KEY_IMPORT_WRAPPED:
+		do_import_wrapped(o, op);
+		break;
+	case OP_VERIFY:
+		if (!admit(o, op))
+			break;
+		if (op->q->u.verify.message.len >= OPS_LARGE_MESSAGE) {
+			op = defer(o, op);
+			if (op)
+				job_queue(o, op);
+			break;
+		}
+		op->resp.u.verify.valid = verify_now(op);
+		finish(o, op, PROTO_OK, NULL);
+		break;
 	case OP_VERIFY_BATCH: {
 		size_t n = op->q->u.verify_batch.n_items;
 
@@ -1679,11 +1932,15 @@ bool ops_submit(Ops *o, Op *op)
 	op->was_kept = op->counted = false;
 	op->key = NULL;
 	op->valid = NULL;
+	op->items = NULL;
+	op->ivalid = NULL;
 	op->list = NULL;
+	op->file = NULL;
+	op->wrapped = NULL;
 	op->next = NULL;
 	op->keystore_job = op->key_job = false;
 	op->why[0] = '\0';
-	dispatch(o, op);
+	dispatch(o, op, false);
 	return op->was_kept;
 }
 
@@ -1692,6 +1949,10 @@ void ops_op_deinit(Op *op)
 	op->key = key_unref(op->key);
 	free(op->valid);
 	op->valid = NULL;
+	free(op->items);
+	op->items = NULL;
+	free(op->ivalid);
+	op->ivalid = NULL;
 	free(op->list);
 	op->list = NULL;
 	free(op->certs);
@@ -1701,22 +1962,35 @@ void ops_op_deinit(Op *op)
 	op->cert = NULL;
 	free(op->add.cert_comment);
 	op->add.cert_comment = NULL;
+	if (op->file) {
+		sodium_memzero(op->file, op->file_len);
+		free(op->file);
+		op->file = NULL;
+	}
+	if (op->wrapped) {
+		sodium_memzero(op->wrapped, sizeof(*op->wrapped));
+		free(op->wrapped);
+		op->wrapped = NULL;
+	}
 	op->add.dest = agent_restrict_free(op->add.dest);
 	sigil_wipe(op->add.seed, sizeof(op->add.seed));
 	if (op->kind == OP_DH)
 		sigil_wipe(op->resp.u.dh.shared_secret, sizeof(op->resp.u.dh.shared_secret));
 	else if (op->kind == OP_KEY_EXPORT)
 		sigil_wipe(op->resp.u.key_export.seed, sizeof(op->resp.u.key_export.seed));
+	else if (op->kind == OP_AGE_UNWRAP)
+		sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
 }
 
-void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsigned workers,
+void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, Pool *pool,
               const uint64_t *unwritten_total)
 {
 	memset(o, 0, sizeof(*o));
 	o->loop = loop;
 	o->ks = ks;
 	o->config = config;
-	o->workers = workers;
+	o->pool = pool;
+	o->workers = pool_workers(pool);
 	o->unwritten_total = unwritten_total;
 	o->start_ms = uv_now(loop);
 	o->last_key_use_ms = o->start_ms;

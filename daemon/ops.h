@@ -39,6 +39,7 @@
 #include "config.h"
 #include "keystore.h"
 #include "peer.h"
+#include "pool.h"
 #include "proto.h"
 
 typedef struct Ops Ops;
@@ -60,6 +61,12 @@ typedef enum OpKind {
 	OP_UNLOCK,
 	OP_REKEY,
 	OP_AUDIT,
+	/* age (docs/age.md): an X25519 stanza opened with a key (audited
+	 * age-unwrap, the key's ops rule); a key written into an age file;
+	 * an age file opened with a key, then imported as a key.import */
+	OP_AGE_UNWRAP,
+	OP_KEY_EXPORT_WRAPPED,
+	OP_KEY_IMPORT_WRAPPED,
 	/* the ssh-agent socket's: keys by public key (op->pk), the
 	 * connection's session binds (op->session) apply */
 	OP_AGENT_LIST,
@@ -134,6 +141,9 @@ struct Op {
 	ProtoKeyInfo *list;          /* key.list, agent list */
 	OpsCertInfo *certs;          /* agent list: the certificates after the keys */
 	size_t n_certs;
+	uint8_t *file;               /* key.export_wrapped: the age file (wiped, freed) */
+	size_t file_len;
+	struct OpsWrapped *wrapped;  /* key.import_wrapped: what the file held (secret: wiped, freed) */
 	int r;
 	size_t cost;
 	bool counted;                /* in the in-flight figures */
@@ -141,7 +151,9 @@ struct Op {
 	bool key_job;                /* generate/import/ssh-add on the pool */
 	Op *next;                    /* parked / gated */
 	char why[PROTO_MESSAGE_MAX - 64];
-	uv_work_t work;
+	PoolVerifyBatch batch;       /* the job on the worker pool (batch.job for every kind) */
+	sigil_ed25519_item *items;   /* verify_batch */
+	int *ivalid;
 };
 
 /* what the server adds to a status answer (connections, requests, bytes) */
@@ -151,6 +163,7 @@ struct Ops {
 	uv_loop_t *loop;
 	Keystore *ks;
 	const Config *config;        /* the server's (reloaded on SIGHUP) */
+	Pool *pool;                  /* sigild's crypto workers (pool.c) */
 	unsigned workers;
 	uint64_t start_ms;
 	/* the one lock of both sockets */
@@ -168,7 +181,6 @@ struct Ops {
 	bool ks_busy;
 	unsigned key_jobs;
 	Op *parked_head, *parked_tail;
-	bool settling;               /* settle() is dispatching the parked ops */
 	struct OpsTimer *timers;     /* lifetime constraints */
 	struct AgentCerts *certs;    /* OpenSSH certificates of the keys (agent-certs.c) */
 	bool expiry_due;             /* a lifetime ran out while the keystore was held */
@@ -185,9 +197,15 @@ struct Ops {
 	void *settled_ctx;
 };
 
-/* set up (handles on @loop); the keystore is opened by the caller */
-void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, unsigned workers,
+/* set up (handles on @loop); the keystore is opened by the caller; jobs
+ * go to @pool (handed over by pool_kick(), once per loop iteration) */
+void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, Pool *pool,
               const uint64_t *unwritten_total);
+
+/* messages of at least this many bytes are signed and verified on the
+ * pool: hashing 32 MiB takes ~45 ms, which no other connection should
+ * wait for; shorter ones cost less than a hand-off (docs/throughput.md) */
+#define OPS_LARGE_MESSAGE (64u * 1024)
 /* close the timers (the loop then ends); parked ops are answered busy */
 void ops_close(Ops *o);
 

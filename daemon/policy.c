@@ -67,7 +67,7 @@ int policy_decode(ProtoKeyPolicy *p, const uint8_t *in, size_t len)
 	memset(p, 0, sizeof(*p));
 	if (len == 0)
 		return 0;
-	if (len < 23 || in[0] != 1 || (in[1] & ~(PROTO_OP_SIGN | PROTO_OP_DH)))
+	if (len < 23 || in[0] != 1 || (in[1] & ~PROTO_OPS_ALL))
 		return -EINVAL;
 	p->set = true;
 	p->ops = in[1];
@@ -149,8 +149,10 @@ bool policy_check(const ProtoKeyPolicy *p, const PolicyUse *use, unsigned op, co
 		return true;
 	/* (key.export, op 0, is not counted) */
 	if (op && p->ops && !(p->ops & op)) {
-		snprintf(why, why_len, "rule ops: the key allows only %s%s%s", p->ops & PROTO_OP_SIGN ? "sign" : "",
-		         p->ops == (PROTO_OP_SIGN | PROTO_OP_DH) ? ", " : "", p->ops & PROTO_OP_DH ? "dh" : "");
+		snprintf(why, why_len, "rule ops: the key allows only %s%s%s%s%s", p->ops & PROTO_OP_SIGN ? "sign" : "",
+		         (p->ops & PROTO_OP_SIGN) && (p->ops & ~PROTO_OP_SIGN) ? ", " : "", p->ops & PROTO_OP_DH ? "dh" : "",
+		         (p->ops & PROTO_OP_DH) && (p->ops & PROTO_OP_AGE_UNWRAP) ? ", " : "",
+		         p->ops & PROTO_OP_AGE_UNWRAP ? "age-unwrap" : "");
 		return false;
 	}
 	if (p->expires && now_s >= p->expires) {

@@ -27,7 +27,7 @@
 
 static const char *const features[] = {
 	"ed25519", "x25519", "ed25519ctx", "ed25519ph", "ed25519ph-prehashed",
-	"verify_batch", "zip215", "lock", "owners",
+	"verify_batch", "zip215", "lock", "owners", "age",
 };
 
 typedef struct Request {
@@ -57,6 +57,9 @@ static OpKind kind_of(ProtoMethod m)
 	case PROTO_METHOD_UNLOCK: return OP_UNLOCK;
 	case PROTO_METHOD_REKEY: return OP_REKEY;
 	case PROTO_METHOD_AUDIT: return OP_AUDIT;
+	case PROTO_METHOD_AGE_UNWRAP: return OP_AGE_UNWRAP;
+	case PROTO_METHOD_KEY_EXPORT_WRAPPED: return OP_KEY_EXPORT_WRAPPED;
+	case PROTO_METHOD_KEY_IMPORT_WRAPPED: return OP_KEY_IMPORT_WRAPPED;
 	default: return _OP_KIND_N;
 	}
 }

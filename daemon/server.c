@@ -36,6 +36,7 @@ static void server_on_flush_prepare(uv_prepare_t *h)
 {
 	Server *s = h->data;
 
+	pool_kick(s->pool); /* the jobs of this iteration: one hand-over */
 	stream_hub_flush(&s->hub);
 	stream_hub_new_phase(&s->hub); /* for the poll phase */
 	if (s->shutting_down)
@@ -46,6 +47,7 @@ static void server_on_flush_check(uv_check_t *h)
 {
 	Server *s = h->data;
 
+	pool_kick(s->pool);
 	stream_hub_flush(&s->hub);
 	if (s->shutting_down)
 		server_maybe_finish(s);
@@ -261,15 +263,23 @@ static void server_settled(void *ctx)
 
 int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *config_path, unsigned workers)
 {
+	int r;
+
 	s->loop = loop;
 	s->config = *config;
 	s->config_path = config_path;
 	s->workers = workers;
+	/* workers poll briefly before they sleep only where that can pay
+	 * (pool.c: never on one CPU); 0 until a quiet machine shows it helps
+	 * (docs/throughput.md, "Worker pool hand-off") */
+	r = pool_new(&s->pool, loop, workers, 0);
+	if (r < 0)
+		return r;
 	stream_hub_init(&s->hub, loop, s->config.max_request_size, s->config.idle_timeout_s);
 	s->hub.before_flush = server_before_flush;
 	s->hub.closed = server_stream_closed;
 	s->hub.ctx = s;
-	ops_init(&s->ops, loop, &s->keystore, &s->config, workers, &s->hub.unwritten);
+	ops_init(&s->ops, loop, &s->keystore, &s->config, s->pool, &s->hub.unwritten);
 	s->ops.locked = s->keystore.locked; /* passphrase: starts locked */
 	s->ops.status = server_status;
 	s->ops.status_ctx = s;
@@ -280,6 +290,7 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	uv_signal_init(loop, &s->sig_hup);
 	uv_timer_init(loop, &s->tick);
 	uv_timer_init(loop, &s->shutdown_timer);
+	uv_timer_init(loop, &s->pool_close);
 	uv_prepare_init(loop, &s->flush_prepare);
 	uv_check_init(loop, &s->flush_check);
 	s->flush_prepare.data = s->flush_check.data = s;
@@ -290,7 +301,7 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	uv_unref((uv_handle_t *)&s->flush_prepare);
 	uv_unref((uv_handle_t *)&s->flush_check);
 	s->sig_term.data = s->sig_int.data = s->sig_hup.data = s;
-	s->tick.data = s->shutdown_timer.data = s;
+	s->tick.data = s->shutdown_timer.data = s->pool_close.data = s;
 	uv_signal_start(&s->sig_term, server_on_signal, SIGTERM);
 	uv_signal_start(&s->sig_int, server_on_signal, SIGINT);
 	uv_signal_start(&s->sig_hup, server_on_signal, SIGHUP);
@@ -431,6 +442,15 @@ static void close_listeners(Server *s)
 	}
 }
 
+static void server_on_pool_close(uv_timer_t *t)
+{
+	Server *s = t->data;
+
+	pool_free(s->pool); /* every job is done: the workers stop */
+	s->pool = NULL;
+	uv_close((uv_handle_t *)t, NULL);
+}
+
 /* close every handle: the loop then ends */
 static void server_close_all(Server *s)
 {
@@ -448,6 +468,8 @@ static void server_close_all(Server *s)
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->flush_prepare);
 	close_handle((uv_handle_t *)&s->flush_check);
+	/* (maybe from a job's done callback: the pool goes in a moment) */
+	uv_timer_start(&s->pool_close, server_on_pool_close, 0, 0);
 }
 
 static void server_maybe_finish(Server *s)

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "keystore.h"
 #include "ops.h"
+#include "pool.h"
 #include "stream.h"
 
 /* connections of one uid (both sockets) */
@@ -37,11 +38,13 @@ typedef struct Server {
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t tick;           /* status, watchdog, auto-lock */
 	uv_timer_t shutdown_timer;
+	uv_timer_t pool_close;     /* frees the pool after the last job (not from its callbacks) */
 	uv_prepare_t flush_prepare;
 	uv_check_t flush_check;
 	Config config;
 	const char *config_path;   /* NULL: defaults only */
 	Keystore keystore;
+	Pool *pool;                /* the crypto workers */
 	Ops ops;
 	StreamHub hub;
 	ServerUid *uids;
@@ -62,7 +65,8 @@ enum {
 	SERVER_E_BAD_PATH, /* the path exists and is not a socket, or its directory is unusable */
 };
 
-/* the keystore must be open (keystore_open_sealed on s->keystore) */
+/* the keystore must be open (keystore_open_sealed on s->keystore); starts
+ * @workers crypto worker threads. Return: 0 or negative errno */
 int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *config_path, unsigned workers);
 /* listen on the fd given by systemd or bind socket_path. Return: 0, SERVER_E_* or -errno */
 int server_listen(Server *s, const char *socket_path);

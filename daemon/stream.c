@@ -28,19 +28,21 @@ static uint8_t read_buf[64 * 1024];
 /* ---- the uint32-length framer ------------------------------------------------ */
 
 typedef struct U32Framer {
-	uint8_t *buf;         /* bytes read, not yet taken (wiped as consumed) */
-	size_t start, len, cap;
+	ProtoBuf buf;         /* bytes read; those before start are taken (wiped as consumed) */
+	size_t start;
 	size_t max;
 } U32Framer;
 
 /* drop consumed bytes (they may hold a private key: wiped) */
 static void u32_compact(U32Framer *u)
 {
+	ProtoBuf *b = &u->buf;
+
 	if (u->start == 0)
 		return;
-	memmove(u->buf, u->buf + u->start, u->len - u->start);
-	sigil_wipe(u->buf + (u->len - u->start), u->start);
-	u->len -= u->start;
+	memmove(b->data, b->data + u->start, b->len - u->start);
+	sigil_wipe(b->data + (b->len - u->start), u->start);
+	b->len -= u->start;
 	u->start = 0;
 }
 
@@ -49,39 +51,19 @@ static int u32_feed(void *f, const void *data, size_t n)
 	U32Framer *u = f;
 
 	u32_compact(u);
-	if (u->len + n > u->cap) {
-		size_t cap = u->cap ? u->cap : 4096;
-		uint8_t *p;
-
-		while (cap < u->len + n)
-			cap *= 2;
-		p = malloc(cap);
-		if (!p)
-			return -ENOMEM;
-		if (u->len)
-			memcpy(p, u->buf, u->len);
-		if (u->buf) {
-			sigil_wipe(u->buf, u->cap);
-			free(u->buf);
-		}
-		u->buf = p;
-		u->cap = cap;
-	}
-	memcpy(u->buf + u->len, data, n);
-	u->len += n;
-	return 0;
+	return proto_buf_append(&u->buf, data, n); /* (grows wiping the old copy) */
 }
 
 static int u32_next(void *f, const uint8_t **framep, size_t *lenp)
 {
 	U32Framer *u = f;
-	const uint8_t *p = u->buf + u->start;
-	size_t avail = u->len - u->start;
+	const uint8_t *p = u->buf.data + u->start;
+	size_t avail = u->buf.len - u->start;
 	uint32_t len;
 
 	if (u->start > 0) {
 		/* the previous frame was handled: wipe it now */
-		sigil_wipe(u->buf, u->start);
+		sigil_wipe(u->buf.data, u->start);
 	}
 	if (avail < 4)
 		return STREAM_NONE;
@@ -100,14 +82,14 @@ static bool u32_partial(const void *f)
 {
 	const U32Framer *u = f;
 
-	return u->len > u->start;
+	return u->buf.len > u->start;
 }
 
 static size_t u32_buffered(const void *f)
 {
 	const U32Framer *u = f;
 
-	return u->len - u->start;
+	return u->buf.len - u->start;
 }
 
 static void u32_free(void *f)
@@ -116,10 +98,7 @@ static void u32_free(void *f)
 
 	if (!u)
 		return;
-	if (u->buf) {
-		sigil_wipe(u->buf, u->cap);
-		free(u->buf);
-	}
+	proto_buf_deinit(&u->buf); /* wipes */
 	free(u);
 }
 

@@ -78,12 +78,15 @@ static void enc_policy(Enc *e, const ProtoKeyPolicy *p)
 	enc_map(e, n);
 	if (p->ops) {
 		enc_str(e, "ops");
-		if (msgpack_pack_array(&e->pk, (p->ops & PROTO_OP_SIGN ? 1 : 0) + (p->ops & PROTO_OP_DH ? 1 : 0)))
+		if (msgpack_pack_array(&e->pk, (p->ops & PROTO_OP_SIGN ? 1 : 0) + (p->ops & PROTO_OP_DH ? 1 : 0) +
+		                                   (p->ops & PROTO_OP_AGE_UNWRAP ? 1 : 0)))
 			e->failed = 1;
 		if (p->ops & PROTO_OP_SIGN)
 			enc_str(e, "sign");
 		if (p->ops & PROTO_OP_DH)
 			enc_str(e, "dh");
+		if (p->ops & PROTO_OP_AGE_UNWRAP)
+			enc_str(e, "age-unwrap");
 	}
 	if (p->expires) {
 		enc_str(e, "expires");
@@ -234,6 +237,29 @@ static int encode_params(Enc *e, const ProtoRequest *req)
 		enc_kv_str(e, "key", req->u.dh.label);
 		enc_kv_bin(e, "peer", req->u.dh.peer, PROTO_KEY_LEN);
 		return 0;
+	case PROTO_METHOD_AGE_UNWRAP:
+		if (!req->u.age_unwrap.share || !req->u.age_unwrap.body)
+			return -EINVAL;
+		enc_map(e, 3);
+		enc_kv_str(e, "key", req->u.age_unwrap.label);
+		enc_kv_bin(e, "share", req->u.age_unwrap.share, PROTO_KEY_LEN);
+		enc_kv_bin(e, "body", req->u.age_unwrap.body, PROTO_AGE_BODY_LEN);
+		return 0;
+	case PROTO_METHOD_KEY_EXPORT_WRAPPED:
+		enc_map(e, 2 + (req->u.key_export_wrapped.armor ? 1 : 0));
+		enc_kv_str(e, "label", req->u.key_export_wrapped.label);
+		enc_kv_str(e, "recipient", req->u.key_export_wrapped.recipient);
+		if (req->u.key_export_wrapped.armor)
+			enc_kv_true(e, "armor");
+		return 0;
+	case PROTO_METHOD_KEY_IMPORT_WRAPPED:
+		if (req->u.key_import_wrapped.file.len && !req->u.key_import_wrapped.file.data)
+			return -EINVAL;
+		enc_map(e, 3);
+		enc_kv_str(e, "label", req->u.key_import_wrapped.label);
+		enc_kv_str(e, "key", req->u.key_import_wrapped.key);
+		enc_kv_bin(e, "file", req->u.key_import_wrapped.file.data, req->u.key_import_wrapped.file.len);
+		return 0;
 	case PROTO_METHOD_AUDIT:
 		enc_map(e, req->u.audit.limit ? 1 : 0);
 		if (req->u.audit.limit) {
@@ -305,6 +331,7 @@ typedef struct RespPriv {
 	char *server;
 	char **features;
 	size_t n_features;
+	uint8_t *file; /* key.export_wrapped */
 } RespPriv;
 
 static const msgpack_object *map_get(const msgpack_object *map, const char *key)
@@ -417,6 +444,8 @@ static int decode_policy(ProtoKeyPolicy *p, const msgpack_object *o)
 				p->ops |= PROTO_OP_SIGN;
 			else if (e->via.str.size == 2 && memcmp(e->via.str.ptr, "dh", 2) == 0)
 				p->ops |= PROTO_OP_DH;
+			else if (e->via.str.size == 10 && memcmp(e->via.str.ptr, "age-unwrap", 10) == 0)
+				p->ops |= PROTO_OP_AGE_UNWRAP;
 			else
 				return -1;
 		}
@@ -593,6 +622,7 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 	}
 	case PROTO_METHOD_KEY_GENERATE:
 	case PROTO_METHOD_KEY_IMPORT:
+	case PROTO_METHOD_KEY_IMPORT_WRAPPED:
 	case PROTO_METHOD_KEY_PUBLIC:
 		v = map_get(res, "key");
 		if (!v)
@@ -656,6 +686,20 @@ static int decode_result(ProtoResponse *resp, RespPriv *priv, const msgpack_obje
 	case PROTO_METHOD_REKEY:
 		if (get_u64(res, "keys", &resp->u.rekey.keys) < 0)
 			BAD("keys");
+		return 0;
+	case PROTO_METHOD_AGE_UNWRAP:
+		if (get_bin(res, "file_key", resp->u.age_unwrap.file_key, PROTO_AGE_FILE_KEY_LEN) < 0)
+			BAD("file_key");
+		return 0;
+	case PROTO_METHOD_KEY_EXPORT_WRAPPED:
+		v = map_get(res, "file");
+		if (!v || v->type != MSGPACK_OBJECT_BIN)
+			BAD("file");
+		priv->file = malloc(v->via.bin.size ? v->via.bin.size : 1);
+		if (!priv->file)
+			return -ENOMEM;
+		memcpy(priv->file, v->via.bin.ptr, v->via.bin.size);
+		resp->u.key_export_wrapped.file = (ProtoBytes){ priv->file, v->via.bin.size };
 		return 0;
 	case PROTO_METHOD_AUDIT:
 		/* the lines use the storage of hello's features */
@@ -830,11 +874,14 @@ void proto_response_deinit(ProtoResponse *resp)
 		for (size_t i = 0; i < priv->n_features; i++)
 			free(priv->features[i]);
 		free(priv->features);
+		free(priv->file);
 		free(priv);
 	}
 	if (resp->method == PROTO_METHOD_DH)
 		proto_wipe(resp->u.dh.shared_secret, sizeof(resp->u.dh.shared_secret));
 	if (resp->method == PROTO_METHOD_KEY_EXPORT)
 		proto_wipe(resp->u.key_export.seed, sizeof(resp->u.key_export.seed));
+	if (resp->method == PROTO_METHOD_AGE_UNWRAP)
+		proto_wipe(resp->u.age_unwrap.file_key, sizeof(resp->u.age_unwrap.file_key));
 	resp->priv = NULL;
 }

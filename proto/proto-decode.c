@@ -207,7 +207,7 @@ static int get_policy(Dec *d, ProtoRequest *req, const msgpack_object *p, const 
 	f = field(o, "ops");
 	if (f && f->type != MSGPACK_OBJECT_NIL) {
 		if (f->type != MSGPACK_OBJECT_ARRAY || f->via.array.size == 0)
-			return bad(d, "field 'policy.ops' must be a non-empty array of \"sign\", \"dh\"");
+			return bad(d, "field 'policy.ops' must be a non-empty array of \"sign\", \"dh\", \"age-unwrap\"");
 		for (uint32_t i = 0; i < f->via.array.size; i++) {
 			const msgpack_object *e = &f->via.array.ptr[i];
 
@@ -215,8 +215,11 @@ static int get_policy(Dec *d, ProtoRequest *req, const msgpack_object *p, const 
 				pol->ops |= PROTO_OP_SIGN;
 			else if (e->type == MSGPACK_OBJECT_STR && e->via.str.size == 2 && memcmp(e->via.str.ptr, "dh", 2) == 0)
 				pol->ops |= PROTO_OP_DH;
+			else if (e->type == MSGPACK_OBJECT_STR && e->via.str.size == 10 &&
+			         memcmp(e->via.str.ptr, "age-unwrap", 10) == 0)
+				pol->ops |= PROTO_OP_AGE_UNWRAP;
 			else
-				return bad(d, "field 'policy.ops' must hold \"sign\" or \"dh\"");
+				return bad(d, "field 'policy.ops' must hold \"sign\", \"dh\" or \"age-unwrap\"");
 		}
 	}
 	f = field(o, "expires");
@@ -387,6 +390,42 @@ static int decode_params(Dec *d, ProtoRequest *req, const msgpack_object *p)
 		req->u.dh.peer = peer.data;
 		return 0;
 	}
+	case PROTO_METHOD_AGE_UNWRAP: {
+		ProtoBytes share, body;
+
+		r = get_label(d, p, "key", req->u.age_unwrap.label);
+		if (!r)
+			r = get_bin(d, p, "share", true, PROTO_KEY_LEN, 0, &share, NULL);
+		if (!r)
+			r = get_bin(d, p, "body", true, PROTO_AGE_BODY_LEN, 0, &body, NULL);
+		if (r)
+			return r;
+		req->u.age_unwrap.share = share.data;
+		req->u.age_unwrap.body = body.data;
+		return 0;
+	}
+	case PROTO_METHOD_KEY_EXPORT_WRAPPED: {
+		const msgpack_object *o = field(p, "recipient");
+
+		r = get_label(d, p, "label", req->u.key_export_wrapped.label);
+		if (r)
+			return r;
+		if (!o)
+			return bad(d, "missing field 'recipient'");
+		if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0 || o->via.str.size > PROTO_AGE_RECIPIENT_MAX ||
+		    memchr(o->via.str.ptr, '\0', o->via.str.size))
+			return bad(d, "field 'recipient' must be an age recipient (age1...)");
+		memcpy(req->u.key_export_wrapped.recipient, o->via.str.ptr, o->via.str.size);
+		req->u.key_export_wrapped.recipient[o->via.str.size] = '\0';
+		return get_bool(d, p, "armor", &req->u.key_export_wrapped.armor);
+	}
+	case PROTO_METHOD_KEY_IMPORT_WRAPPED:
+		r = get_label(d, p, "label", req->u.key_import_wrapped.label);
+		if (!r)
+			r = get_label(d, p, "key", req->u.key_import_wrapped.key);
+		if (!r)
+			r = get_bin(d, p, "file", true, 0, SIZE_MAX, &req->u.key_import_wrapped.file, NULL);
+		return r;
 	case PROTO_METHOD_AUDIT: {
 		const msgpack_object *o = field(p, "limit");
 

@@ -28,10 +28,12 @@ static int pack_bin(msgpack_packer *pk, const uint8_t *p, size_t n)
 
 static int pack_policy(msgpack_packer *pk, const ProtoKeyPolicy *p)
 {
-	int ops = (p->ops & PROTO_OP_SIGN ? 1 : 0) + (p->ops & PROTO_OP_DH ? 1 : 0);
+	int ops = (p->ops & PROTO_OP_SIGN ? 1 : 0) + (p->ops & PROTO_OP_DH ? 1 : 0) +
+	          (p->ops & PROTO_OP_AGE_UNWRAP ? 1 : 0);
 
 	if (msgpack_pack_map(pk, 7) || pack_str(pk, "ops") || msgpack_pack_array(pk, (size_t)ops) ||
 	    ((p->ops & PROTO_OP_SIGN) && pack_str(pk, "sign")) || ((p->ops & PROTO_OP_DH) && pack_str(pk, "dh")) ||
+	    ((p->ops & PROTO_OP_AGE_UNWRAP) && pack_str(pk, "age-unwrap")) ||
 	    pack_str(pk, "expires") || msgpack_pack_int64(pk, p->expires) ||
 	    pack_str(pk, "uids") || msgpack_pack_array(pk, p->n_uids))
 		return -1;
@@ -111,6 +113,7 @@ static int pack_result(msgpack_packer *pk, const ProtoResponse *r)
 	}
 	case PROTO_METHOD_KEY_GENERATE:
 	case PROTO_METHOD_KEY_IMPORT:
+	case PROTO_METHOD_KEY_IMPORT_WRAPPED:
 	case PROTO_METHOD_KEY_PUBLIC:
 		return msgpack_pack_map(pk, 1) || pack_str(pk, "key") || pack_key(pk, &r->u.key);
 	case PROTO_METHOD_KEY_LIST:
@@ -145,6 +148,12 @@ static int pack_result(msgpack_packer *pk, const ProtoResponse *r)
 		       pack_bin(pk, r->u.key_export.seed, PROTO_KEY_LEN);
 	case PROTO_METHOD_REKEY:
 		return msgpack_pack_map(pk, 1) || pack_str(pk, "keys") || msgpack_pack_uint64(pk, r->u.rekey.keys);
+	case PROTO_METHOD_AGE_UNWRAP:
+		return msgpack_pack_map(pk, 1) || pack_str(pk, "file_key") ||
+		       pack_bin(pk, r->u.age_unwrap.file_key, PROTO_AGE_FILE_KEY_LEN);
+	case PROTO_METHOD_KEY_EXPORT_WRAPPED:
+		return msgpack_pack_map(pk, 1) || pack_str(pk, "file") ||
+		       pack_bin(pk, r->u.key_export_wrapped.file.data, r->u.key_export_wrapped.file.len);
 	case PROTO_METHOD_AUDIT:
 		if (msgpack_pack_map(pk, 1) || pack_str(pk, "lines") || msgpack_pack_array(pk, r->u.audit.n))
 			return -1;

@@ -21,6 +21,7 @@ static const char *const error_names[_PROTO_E_N] = {
 	[PROTO_E_BUSY] = "busy",
 	[PROTO_E_TOO_LARGE] = "too_large",
 	[PROTO_E_INVALID_KEY] = "invalid_key",
+	[PROTO_E_NO_MATCH] = "no_match",
 	[PROTO_E_INTERNAL] = "internal",
 };
 
@@ -41,6 +42,9 @@ static const char *const method_names[_PROTO_METHOD_N] = {
 	[PROTO_METHOD_REKEY] = "rekey",
 	[PROTO_METHOD_AUDIT] = "audit",
 	[PROTO_METHOD_KEY_EXPORT] = "key.export",
+	[PROTO_METHOD_AGE_UNWRAP] = "age.unwrap",
+	[PROTO_METHOD_KEY_EXPORT_WRAPPED] = "key.export_wrapped",
+	[PROTO_METHOD_KEY_IMPORT_WRAPPED] = "key.import_wrapped",
 };
 
 static const char *const key_type_names[] = { "ed25519", "x25519" };

@@ -44,6 +44,9 @@
 #define PROTO_KEY_LEN 32          /* public keys, seeds, X25519 peers, secrets */
 #define PROTO_SIG_LEN 64
 #define PROTO_DIGEST_LEN 64       /* SHA-512 digest for prehashed ph */
+#define PROTO_AGE_FILE_KEY_LEN 16 /* age.unwrap's file_key */
+#define PROTO_AGE_BODY_LEN 32     /* an age X25519 stanza body */
+#define PROTO_AGE_RECIPIENT_MAX 128 /* "age1..." (62 chars for X25519), NUL excluded */
 
 /* Default limits (sigild's config may change them). */
 #define PROTO_DEFAULT_MAX_FRAME (64u * 1024 * 1024)
@@ -67,6 +70,7 @@ typedef enum ProtoError {
 	PROTO_E_TOO_LARGE,      /* "too_large" */
 	PROTO_E_INVALID_KEY,    /* "invalid_key" */
 	PROTO_E_INTERNAL,       /* "internal" */
+	PROTO_E_NO_MATCH,       /* "no_match": an age stanza or file is not for the key */
 	_PROTO_E_N,
 } ProtoError;
 
@@ -87,6 +91,9 @@ typedef enum ProtoMethod {
 	PROTO_METHOD_REKEY,       /* "rekey" */
 	PROTO_METHOD_AUDIT,       /* "audit" */
 	PROTO_METHOD_KEY_EXPORT,  /* "key.export" */
+	PROTO_METHOD_AGE_UNWRAP,  /* "age.unwrap" */
+	PROTO_METHOD_KEY_EXPORT_WRAPPED, /* "key.export_wrapped" */
+	PROTO_METHOD_KEY_IMPORT_WRAPPED, /* "key.import_wrapped" */
 	_PROTO_METHOD_N,
 	PROTO_METHOD_UNKNOWN = -1,
 } ProtoMethod;
@@ -147,7 +154,10 @@ typedef struct ProtoVerifyItem {
 #define PROTO_POLICY_IDS_MAX 16
 #define PROTO_POLICY_EXES_MAX 4
 #define PROTO_POLICY_EXE_MAX 256  /* path bytes, NUL included */
-enum { PROTO_OP_SIGN = 1u << 0, PROTO_OP_DH = 1u << 1 };
+/* age-unwrap (age.unwrap) is an op of its own: a key whose ops name only
+ * "dh" may not unwrap age files (docs/age.md) */
+enum { PROTO_OP_SIGN = 1u << 0, PROTO_OP_DH = 1u << 1, PROTO_OP_AGE_UNWRAP = 1u << 2 };
+#define PROTO_OPS_ALL (PROTO_OP_SIGN | PROTO_OP_DH | PROTO_OP_AGE_UNWRAP)
 typedef struct ProtoKeyPolicy {
 	bool set;
 	uint32_t ops;          /* PROTO_OP_*; 0: the operation of the key's type */
@@ -208,6 +218,21 @@ typedef struct ProtoRequest {
 			const uint8_t *peer;             /* 32 bytes */
 		} dh;
 		struct {
+			char label[PROTO_LABEL_MAX + 1]; /* param "key" */
+			const uint8_t *share;            /* 32 bytes: the stanza's ephemeral share */
+			const uint8_t *body;             /* 32 bytes: the stanza's body */
+		} age_unwrap;
+		struct {
+			char label[PROTO_LABEL_MAX + 1];
+			char recipient[PROTO_AGE_RECIPIENT_MAX + 1]; /* "age1..." */
+			bool armor;
+		} key_export_wrapped;
+		struct {
+			char label[PROTO_LABEL_MAX + 1]; /* the new key's label */
+			char key[PROTO_LABEL_MAX + 1];   /* the X25519 key that opens the file */
+			ProtoBytes file;                 /* the age file */
+		} key_import_wrapped;
+		struct {
 			bool has_passphrase;
 			ProtoBytes passphrase; /* str or bin, <= PROTO_PASSPHRASE_MAX */
 			/* rekey only: param "master_key_file", the new master key's
@@ -254,7 +279,7 @@ typedef struct ProtoStatus {
  *           the method is not on the wire: a client knows it from its msgid
  * @error:   PROTO_OK or the error code; then @message says why
  *
- * key.generate, key.import and key.public fill @u.key; key.delete, lock and
+ * key.generate, key.import, key.import_wrapped and key.public fill @u.key; key.delete, lock and
  * unlock have an empty result map.
  * @status_buffered_bytes: the status result's "buffered_bytes" (outside
  *           ProtoStatus to keep that struct's layout stable)
@@ -302,6 +327,12 @@ typedef struct ProtoResponse {
 			const char *const *lines;
 			size_t n;
 		} audit;
+		struct {
+			uint8_t file_key[PROTO_AGE_FILE_KEY_LEN]; /* secret: wipe after use */
+		} age_unwrap;
+		struct {
+			ProtoBytes file; /* the age file (not owned) */
+		} key_export_wrapped;
 	} u;
 	void *priv; /* decoder-owned storage (client side); NULL otherwise */
 } ProtoResponse;

@@ -10,7 +10,7 @@ runtime=(meson ninja-build pkg-config gcc libc6-dev scdoc
          libuv1-dev libmsgpack-dev libsystemd-dev libsodium-dev libp11-kit-dev)
 testing=(clang llvm libclang-rt-14-dev libcmocka-dev libssl-dev valgrind git
          python3 python3-msgpack python3-cryptography
-         openssh-client openssh-server minisign signify-openbsd
+         openssh-client openssh-server minisign signify-openbsd age
          scdoc debhelper dpkg-dev lintian systemd util-linux procps gnuplot-nox
          opensc gnutls-bin python3-pykcs11 softhsm2 p11-kit)
 

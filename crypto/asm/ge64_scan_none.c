@@ -5,7 +5,7 @@
  */
 #include <stddef.h>
 
-#include "ge64.h"
+#include "fe64/ge64.h"
 
 ge64_scan_fn *ge64_scan_asm_probe(void)
 {

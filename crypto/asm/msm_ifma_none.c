@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 
-#include "msm.h"
+#include "fe64/msm.h"
 
 msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
 {

@@ -2,12 +2,12 @@
 /*
  * none.c - the assembly probe of builds without assembly (-Dasm=disabled,
  * or a CPU family crypto/asm has nothing for): no fe64 assembly, so
- * x25519.c takes the portable radix-2^51 ladder.
+ * cpu.c chooses the portable backend (crypto/ref51/).
  */
 #include <stddef.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 
 int fe64_adx_capable(void)
 {
@@ -20,11 +20,6 @@ const fe64_ops *fe64_ops_asm_probe(void)
 }
 
 const ge64_ops *ge64_ops_asm_probe(void)
-{
-	return NULL;
-}
-
-fe64_sq_n_fn *fe64_sq_n_asm_probe(void)
 {
 	return NULL;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Generate crypto/ge_table.h: the precomputed multiples of the edwards25519
+"""Generate crypto/ref51/ge_table.h: the precomputed multiples of the edwards25519
 base point B used by ge_scalarmult_base and ge_double_scalarmult_vartime.
 
 Source: the curve parameters of RFC 8032 section 5.1 (p = 2^255 - 19,
@@ -14,7 +14,7 @@ Tables:
 each stored as a ge_precomp (y + x, y - x, 2 d x y) in radix 2^51 limbs,
 every field value reduced mod p.
 
-and, into OUTPUT64 (ge64_table.h), for the amd64 point code (crypto/ge64.c)
+and, into OUTPUT64 (ge64_table.h), for the 4x64 point code (crypto/fe64/ge64.c)
 in radix 2^64 limbs:
   ge64_bi8[j]          = ge_bi8[j]
   ge64_comb[i][j]      = (j + 1) * 2^(P W i) * B   for i < ROWS, j < 2^(W-1)
@@ -114,7 +114,7 @@ def ge64_table(B):
            "#ifndef SIGIL_GE64_TABLE_H",
            "#define SIGIL_GE64_TABLE_H",
            "",
-           '#include "ge64.h"',
+           '#include "fe64/ge64.h"',
            "",
            "#define GE64_COMB_W %d" % COMB_W,
            "#define GE64_COMB_PASSES %d" % COMB_PASSES,
@@ -171,7 +171,7 @@ def main():
     out.append("#ifndef SIGIL_GE_TABLE_H")
     out.append("#define SIGIL_GE_TABLE_H")
     out.append("")
-    out.append('#include "ge.h"')
+    out.append('#include "ref51/ge.h"')
     out.append("")
     out.append("static const ge_precomp ge_base[32][8] = {")
     row_base = B

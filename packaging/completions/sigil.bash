@@ -48,8 +48,8 @@ _sigil()
 		;;
 	--format)
 		case $cmd in
-		pubkey) COMPREPLY=($(compgen -W 'openssh allowed-signers minisign signify raw hex base64' -- "$cur")) ;;
-		import) COMPREPLY=($(compgen -W 'auto hex raw openssh minisign signify' -- "$cur")) ;;
+		pubkey) COMPREPLY=($(compgen -W 'openssh allowed-signers minisign signify raw hex base64 age age-identity' -- "$cur")) ;;
+		import) COMPREPLY=($(compgen -W 'auto hex raw openssh minisign signify age' -- "$cur")) ;;
 		verify) COMPREPLY=($(compgen -W 'auto sshsig minisign signify raw hex base64' -- "$cur")) ;;
 		*) COMPREPLY=($(compgen -W 'sshsig minisign signify raw hex base64' -- "$cur")) ;;
 		esac
@@ -75,7 +75,7 @@ _sigil()
 		return
 		;;
 	--allow-op)
-		COMPREPLY=($(compgen -W 'sign dh' -- "$cur"))
+		COMPREPLY=($(compgen -W 'sign dh age-unwrap' -- "$cur"))
 		return
 		;;
 	--allow-exe)
@@ -83,7 +83,7 @@ _sigil()
 		compopt -o filenames 2>/dev/null
 		return
 		;;
-	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer|--expires|--id|--principals|-V|--validity|-z|--serial|--allow-uid|--allow-gid|--max-signs|--rate|--lines)
+	--timeout|--context|-t|--trusted-comment|-c|--comment|-I|--principal|--peer|--expires|--id|--principals|-V|--validity|-z|--serial|--allow-uid|--allow-gid|--max-signs|--rate|--lines|--to)
 		return
 		;;
 	esac

@@ -19,12 +19,15 @@
 #include <sigil/crypto.h>
 
 #include "ct.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "ref51/ref51.h"
+#include "fe64/ge64.h"
+#include "fe64/msm.h"
+#include "fe64/ge64_table.h"
 
-static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, "adx" };
+static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, fe64_sq_n_adx,
+                                 "adx" };
 static const ge64_ops adx_ge = {
 	ge64_p1p1_to_p2_adx, ge64_p1p1_to_p3_adx, ge64_p2_dbl_adx, ge64_madd_adx,
 	ge64_msub_adx,       ge64_add_adx,        ge64_sub_adx,    &adx_fe,
@@ -57,7 +60,7 @@ static int check_base(const ge64_ops *ops)
 		ge_scalarmult_base(&Q, k); /* the reference, declassified */
 		ge_p3_tobytes(e1, &Q);
 		CT_SECRET(k, sizeof k);
-		ge64_scalarmult_base(&P, k, ops);
+		ge64_scalarmult_base_scan(&P, k, ops, cpu_fe64()->scan);
 		ge_p3_tobytes(e2, &P);
 		CT_DECLASSIFY(e2, sizeof e2);
 		CT_DECLASSIFY(k, sizeof k);

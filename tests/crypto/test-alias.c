@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#include "fe.h"
-#include "ge.h"
+#include "ref51/fe.h"
+#include "ref51/ge.h"
 #include "sc.h"
 
 enum { REPS = 500 };
@@ -42,7 +42,7 @@ static void op_sq_tt(void *o, const void *a) { fe_sq_tt(o, a); }
 static void op_sq_tl(void *o, const void *a) { fe_sq_tl(o, a); }
 static void op_sq2_tt(void *o, const void *a) { fe_sq2_tt(o, a); }
 static void op_mul121666(void *o, const void *a) { fe_mul121666(o, a); }
-static void op_invert(void *o, const void *a) { fe_invert(o, a); }
+static void op_invert(void *o, const void *a) { fe_invert_safegcd(o, a); }
 static void op_pow22523(void *o, const void *a) { fe_pow22523(o, a); }
 static void op_abs(void *o, const void *a) { fe_abs(o, a); }
 static void op_copy(void *o, const void *a) { fe_copy(o, a); }

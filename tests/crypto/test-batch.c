@@ -31,11 +31,13 @@
 #include <cpuid.h>
 #endif
 
-#include "fe.h"
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "msm.h"
+#include "backend.h"
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/msm.h"
+#include "sc.h"
 
 /* 1 if the CPU and the OS run AVX-512 F + IFMA (asked here, not of the
  * library, so that a broken probe is seen). */
@@ -100,8 +102,8 @@ static void test_pow_lanes(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-pow");
-	const ge64_ops *ops = msm_ops();
-	msm_pow22523_lanes_fn *xn = msm_pow22523_lanes();
+	const ge64_ops *ops = cpu_fe64()->ge;
+	msm_pow22523_lanes_fn *xn = cpu_fe64()->pow_lanes;
 	/* the build has the amd64 code (and the CPU ADX) iff fe64_ops_asm_probe
 	 * answers; with IFMA too, batch verification must use it */
 	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
@@ -123,7 +125,7 @@ static void test_pow_lanes(void **state)
 		msm_pow22523_many_fe64(want, f, N, ops);
 		/* every length, so the padded last group is covered */
 		int n = rep % 2 ? N : (int)th_rand_below(N + 1);
-		msm_pow22523_many_vartime(got, f, n, ops);
+		msm_pow22523_many_vartime(got, f, n, cpu_fe64());
 		for (int i = 0; i < n; i++)
 			assert_fe64_same(&got[i], &want[i], "msm_pow22523_many_vartime", i);
 		if (xn != NULL) {
@@ -169,7 +171,6 @@ static void rand_encoding(uint8_t s[32])
 
 static void check_decode(const uint8_t (*enc)[32], int n)
 {
-	const ge64_ops *ops = msm_ops();
 	const uint8_t *ptr[MSM_MAX];
 	ge64_p3 P[MSM_MAX];
 	int ok[MSM_MAX];
@@ -177,7 +178,7 @@ static void check_decode(const uint8_t (*enc)[32], int n)
 		ptr[i] = enc[i];
 		ok[i] = -7;
 	}
-	msm_decode_zip215_vartime(P, ok, ptr, n, ops);
+	msm_decode_zip215_vartime(P, ok, ptr, n, cpu_fe64());
 	for (int i = 0; i < n; i++) {
 		ge_p3 Q;
 		int want = ge_frombytes_zip215(&Q, enc[i]) == 0;
@@ -349,7 +350,7 @@ static void test_straus(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-straus");
-	const ge64_ops *ops = msm_ops();
+	const ge64_ops *ops = cpu_fe64()->ge;
 	static uint8_t a[MSM_MAX][32];
 	static ge_p3 P[MSM_MAX];
 	static ge64_p3 P64[MSM_MAX];
@@ -367,7 +368,7 @@ static void test_straus(void **state)
 				p3_to_ge64(&P64[i], &P[i]);
 			}
 			rand_scalar(b);
-			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, ops);
+			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, cpu_fe64());
 			ge64_to_bytes(got, &R);
 			reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
 			if (memcmp(got, want, 32) != 0)
@@ -389,7 +390,7 @@ static void test_pippenger(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-pippenger");
-	const ge64_ops *ops = msm_ops();
+	const ge64_ops *ops = cpu_fe64()->ge;
 	static uint8_t a[MSM_PIP_MAX][32];
 	static ge_p3 P[MSM_PIP_MAX];
 	static ge64_p3 P64[MSM_PIP_MAX];
@@ -463,8 +464,8 @@ static void test_odd_multiples_lanes(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-odd-multiples");
-	const ge64_ops *ops = msm_ops();
-	msm_odd_multiples_lanes_fn *om = msm_odd_multiples_lanes();
+	const ge64_ops *ops = cpu_fe64()->ge;
+	msm_odd_multiples_lanes_fn *om = cpu_fe64()->om_lanes;
 	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
 		assert_non_null(om);
 	if (!cpu_has_ifma())
@@ -515,7 +516,7 @@ static void test_small_order(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-small-order");
-	const ge64_ops *ops = msm_ops();
+	const ge64_ops *ops = cpu_fe64()->ge;
 	int seen_small = 0, seen_big = 0;
 	for (size_t i = 0; i < th_weird32_count(); i++)
 		for (int sgn = 0; sgn < 2; sgn++) {
@@ -548,9 +549,115 @@ static void test_small_order(void **state)
 	(void)seen_big;
 }
 
+/* cpu.c's one choice: the portable backend (crypto/ref51/) exactly when
+ * there is no field assembly to run (always in a build without assembly,
+ * SIGIL_TEST_HAVE_ASM 0), and then batch verification runs ref51's code;
+ * otherwise the 4 x 64-bit backend on cpu.c's fe64_impl. */
+static void test_backend_choice(void **state)
+{
+	(void)state;
+	const backend *be = backend_get();
+	assert_ptr_equal(backend_get(), be);
+#if SIGIL_TEST_HAVE_ASM == 0
+	assert_null(fe64_ops_asm_probe());
+	assert_null(fe64_ops_asm());
+#endif
+	if (fe64_ops_asm() == NULL) {
+		assert_ptr_equal(be, &backend_ref51);
+		assert_ptr_equal(be->batch_vartime, backend_ref51.batch_vartime);
+		assert_ptr_equal(be->x25519, backend_ref51.x25519);
+		assert_null(ge64_ops_asm());
+		assert_string_equal(sigil_crypto_impl(), "generic");
+	} else {
+		assert_ptr_equal(be->impl, cpu_fe64());
+		assert_ptr_equal(be->batch_vartime, backend_fe64.batch_vartime);
+		assert_ptr_equal(be->x25519, backend_fe64.x25519);
+		assert_ptr_equal(cpu_fe64()->fe, fe64_ops_asm());
+		assert_ptr_equal(cpu_fe64()->ge, ge64_ops_asm());
+		assert_ptr_equal(cpu_fe64()->ge->fe, fe64_ops_asm());
+		assert_string_equal(sigil_crypto_impl(), fe64_ops_asm()->name);
+	}
+}
+
+/* A batch equation for the tables' batch_vartime: term t is s_t (-P_t)
+ * with P_t = [k_t] B given by its encoding, b = sum s_t k_t (+ 1 when
+ * wrong), so that sum s_t (-P_t) + b B is the identity (resp. B). idx
+ * takes every other encoding, so that the compaction is exercised. */
+typedef struct eq_ctx {
+	int n;
+	const uint8_t (*s)[32], (*k)[32];
+	int wrong, called;
+} eq_ctx;
+
+static int eq_terms(void *arg, const int *ok, int *idx, uint8_t (*scal)[32], uint8_t b[32])
+{
+	eq_ctx *c = arg;
+	int nt = 0;
+	c->called++;
+	memset(b, 0, 32);
+	for (int i = 0; i < c->n; i += 2) {
+		assert_int_equal(ok[i], 1);
+		idx[nt] = i;
+		memcpy(scal[nt], c->s[i], 32);
+		sc_muladd(b, c->s[i], c->k[i], b);
+		nt++;
+	}
+	if (c->wrong) {
+		uint8_t one[32] = { 1 };
+		sc_add(b, b, one);
+	}
+	return nt;
+}
+
+/* Both tables' batch_vartime (ref51's; the 4 x 64-bit one with cpu.c's
+ * parts and with the C twins) on the same equations, for n encodings
+ * around the small/big and chunk boundaries: 1 when the equation holds,
+ * 0 when b is off by one. */
+static void test_backend_batch(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-backends");
+	static uint8_t enc[BACKEND_BATCH_MAX][32], k[BACKEND_BATCH_MAX][32], s[BACKEND_BATCH_MAX][32];
+	static const uint8_t *ptr[BACKEND_BATCH_MAX];
+	static int ok[BACKEND_BATCH_MAX];
+	for (int i = 0; i < BACKEND_BATCH_MAX; i++) {
+		uint8_t h[64];
+		ge_p3 P;
+		th_randbytes(h, 64);
+		sc_reduce(k[i], h);
+		ge_scalarmult_base(&P, k[i]);
+		ge_p3_tobytes(enc[i], &P);
+		th_randbytes(s[i], 16); /* 128-bit coefficients, as in ed25519.c */
+		memset(s[i] + 16, 0, 16);
+		ptr[i] = enc[i];
+	}
+	fe64_impl twins = { &fe64_ops_generic, &ge64_ops_generic, ge64_scan_generic, NULL, NULL };
+	backend b64 = backend_fe64, b64c = backend_fe64;
+	b64.impl = cpu_fe64();
+	b64c.impl = &twins;
+	const backend *tables[] = { &backend_ref51, &b64, &b64c };
+	static const int ns[] = { 1, 2, 64, 66, 128, 130, 400, BACKEND_BATCH_MAX };
+	for (size_t ti = 0; ti < sizeof tables / sizeof tables[0]; ti++)
+		for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+			const backend *be = tables[ti];
+			int n = ns[ni];
+			if (be == &b64c && n > 130)
+				continue; /* the C twins are slow; Pippenger runs on cpu.c's parts */
+			for (int wrong = 0; wrong < 2; wrong++) {
+				eq_ctx c = { n, (const uint8_t (*)[32])s, (const uint8_t (*)[32])k, wrong, 0 };
+				int r = be->batch_vartime(be, ok, ptr, n, eq_terms, &c);
+				if (r != !wrong)
+					fail_msg("table %zu, n = %d, wrong = %d: %d", ti, n, wrong, r);
+				assert_int_equal(c.called, 1);
+			}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_backend_choice),
+		cmocka_unit_test(test_backend_batch),
 		cmocka_unit_test(test_pow_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),

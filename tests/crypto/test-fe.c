@@ -15,7 +15,7 @@
 
 #include <openssl/bn.h>
 
-#include "fe.h"
+#include "ref51/fe.h"
 
 enum { TRIALS = 20000 };
 
@@ -352,8 +352,8 @@ static void test_invert(void **state)
 	fe_1(&one);
 	for (int i = 0; i < 2000; i++) {
 		rand_tight(&f);
-		fe_invert(&g, &f);
-		check_tight(&g, FE_TIGHT_BOUND, "fe_invert");
+		fe_invert_safegcd(&g, &f);
+		check_tight(&g, FE_TIGHT_BOUND, "fe_invert_safegcd");
 		fe_mul_ttt(&h, &f, &g);
 		if (fe_iszero(&f))
 			assert_int_equal(fe_iszero(&g), 1);
@@ -362,7 +362,7 @@ static void test_invert(void **state)
 	}
 	/* invert(0) = 0, for 0 and for p, 2p written in limbs */
 	fe_0(&f);
-	fe_invert(&g, &f);
+	fe_invert_safegcd(&g, &f);
 	assert_int_equal(fe_iszero(&g), 1);
 	uint8_t pbytes[32];
 	memset(pbytes, 0xff, 32);
@@ -370,16 +370,16 @@ static void test_invert(void **state)
 	pbytes[31] = 0x7f;
 	fe_frombytes(&f, pbytes);
 	assert_int_equal(fe_iszero(&f), 1);
-	fe_invert(&g, &f);
+	fe_invert_safegcd(&g, &f);
 	assert_int_equal(fe_iszero(&g), 1);
 	f.v[0] = 2 * ((1ULL << 51) - 19);
 	for (int j = 1; j < 5; j++)
 		f.v[j] = 2 * ((1ULL << 51) - 1); /* 2p, limbs < 2^52 */
 	assert_int_equal(fe_iszero(&f), 1);
-	fe_invert(&g, &f);
+	fe_invert_safegcd(&g, &f);
 	assert_int_equal(fe_iszero(&g), 1);
 	/* invert(1) = 1, invert(-1) = -1 */
-	fe_invert(&g, &one);
+	fe_invert_safegcd(&g, &one);
 	assert_int_equal(fe_equal(&g, &one), 1);
 }
 

@@ -17,10 +17,10 @@
 
 #include <sodium.h>
 
-#include "fe64.h"
-#include "ge.h"
-#include "ge64.h"
-#include "ge64_table.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
 #include "sc.h"
 
 static const uint8_t identity_enc[32] = { 1 };

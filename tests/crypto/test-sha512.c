@@ -8,13 +8,16 @@
  * Every block function this build has and this CPU runs (sha512.h: the
  * portable C one, and the AVX2+BMI2 one of amd64 builds) goes through the
  * NIST vectors and the Monte Carlo test, and is compared with the C twin
- * and libsodium on random lengths and random split points; the dispatch
- * must pick the AVX2 one exactly when the CPU has it.
+ * and libsodium on random lengths and random split points, with the C twin
+ * on 0..40 blocks at every offset mod 64, and must read nothing beyond its
+ * input; the dispatch must pick the AVX2 one exactly when the CPU has it.
  */
 #include "harness.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <sodium.h>
@@ -316,6 +319,76 @@ static void test_blocks_vs_generic(void **state)
 	}
 }
 
+/* Longer runs against the C twin: 0..40 blocks in one call (pairs, a lone
+ * last block, several passes of the assembly's pair loop), the input at
+ * every offset 0..63 from a 64-byte boundary, random states. */
+static void test_blocks_long_vs_generic(void **state)
+{
+	th_rng_reset("blocks-long");
+	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	size_t nim = impls(im);
+	enum { MAXB = 40 };
+	uint8_t *raw = malloc(MAXB * SHA512_BLOCK_LEN + 128);
+	assert_non_null(raw);
+	uint8_t *base = raw + (64 - ((uintptr_t)raw & 63)); /* 64-byte aligned */
+	for (int iter = 0; iter < 200; iter++) {
+		size_t nb = iter < 41 ? (size_t)iter : (size_t)th_rand_below(MAXB + 1);
+		size_t off = (size_t)(iter % 64);
+		uint64_t start[8], ref[8], got[8];
+		th_randbytes(base + off, nb * SHA512_BLOCK_LEN);
+		for (int i = 0; i < 8; i++)
+			start[i] = th_rand64();
+		memcpy(ref, start, sizeof(ref));
+		sha512_blocks_generic(ref, base + off, nb);
+		for (size_t i = 0; i < nim; i++) {
+			memcpy(got, start, sizeof(got));
+			im[i].blocks(got, base + off, nb);
+			assert_memory_equal(got, ref, sizeof(ref));
+		}
+	}
+	free(raw);
+}
+
+/* The block functions read exactly nblocks * 128 bytes: the input ends at
+ * a page that cannot be read (an over-read faults), starts one page before
+ * it (an under-read would fault too, on the page below, which is also
+ * inaccessible); the input is not written (the pages are read-only). */
+static void test_blocks_no_overread(void **state)
+{
+	th_rng_reset("overread");
+	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	size_t nim = impls(im);
+	long pg = sysconf(_SC_PAGESIZE);
+	assert_true(pg >= 4096);
+	size_t page = (size_t)pg;
+	/* guard | data (8 pages) | guard */
+	uint8_t *map = mmap(NULL, 10 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	uint8_t *data = map + page;
+	size_t cap = 8 * page;
+	assert_int_equal(mprotect(data, cap, PROT_READ | PROT_WRITE), 0);
+	th_randbytes(data, cap);
+	assert_int_equal(mprotect(data, cap, PROT_READ), 0);
+	for (size_t nb = 1; nb <= 9; nb++) {
+		const uint8_t *at_end = data + cap - nb * SHA512_BLOCK_LEN;
+		const uint8_t *at_start = data;
+		uint64_t ref[8], got[8];
+		for (int i = 0; i < 8; i++)
+			ref[i] = th_rand64();
+		memcpy(got, ref, sizeof(got));
+		sha512_blocks_generic(ref, at_end, nb);
+		for (size_t i = 0; i < nim; i++) {
+			uint64_t st[8];
+			memcpy(st, got, sizeof(st));
+			im[i].blocks(st, at_end, nb);
+			assert_memory_equal(st, ref, sizeof(ref));
+			memcpy(st, got, sizeof(st));
+			im[i].blocks(st, at_start, nb);
+		}
+	}
+	assert_int_equal(munmap(map, 10 * page), 0);
+}
+
 /* Random lengths 1..4096 at random split points: every block function,
  * the public functions and libsodium agree. */
 static void test_random_split_vs_sodium(void **state)
@@ -437,6 +510,8 @@ int main(void)
 		cmocka_unit_test(test_independent_contexts),
 		cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_blocks_vs_generic),
+		cmocka_unit_test(test_blocks_long_vs_generic),
+		cmocka_unit_test(test_blocks_no_overread),
 		cmocka_unit_test(test_random_split_vs_sodium),
 	};
 	return th_run(tests);

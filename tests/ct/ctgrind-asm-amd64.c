@@ -10,13 +10,14 @@
  * host CPU really has BMI2 and ADX, which CPUID under Valgrind cannot.
  */
 #include "ctgrind.h"
-#include "fe64.h"
+#include "fe64/fe64.h"
 
 const fe64_ops *ctg_asm_ops(void);
 
 const fe64_ops *ctg_asm_ops(void)
 {
-	static const fe64_ops adx = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, "adx (forced)" };
+	static const fe64_ops adx = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, fe64_sq_n_adx,
+	                              "adx (forced)" };
 
 	return &adx;
 }

@@ -277,6 +277,37 @@ static void test_decode_methods(void **state)
 	assert_false(q.u.key_import.exportable);
 	req_end(&r, &q);
 
+	/* the age methods */
+	req_begin(&r, 7, "age.unwrap", 3);
+	kv_str(&r, "key", "host");
+	kv_bin(&r, "share", k32, 32);
+	kv_bin(&r, "body", s64, 32);
+	assert_int_equal(decode(&r, &q, &has, err), 0);
+	assert_int_equal(q.method, PROTO_METHOD_AGE_UNWRAP);
+	assert_string_equal(q.u.age_unwrap.label, "host");
+	assert_memory_equal(q.u.age_unwrap.share, k32, 32);
+	assert_memory_equal(q.u.age_unwrap.body, s64, 32);
+	req_end(&r, &q);
+	req_begin(&r, 7, "key.export_wrapped", 3);
+	kv_str(&r, "label", "release");
+	kv_str(&r, "recipient", "age1xyz");
+	kv_bool(&r, "armor", true);
+	assert_int_equal(decode(&r, &q, &has, err), 0);
+	assert_int_equal(q.method, PROTO_METHOD_KEY_EXPORT_WRAPPED);
+	assert_string_equal(q.u.key_export_wrapped.recipient, "age1xyz");
+	assert_true(q.u.key_export_wrapped.armor);
+	req_end(&r, &q);
+	req_begin(&r, 7, "key.import_wrapped", 3);
+	kv_str(&r, "label", "release");
+	kv_str(&r, "key", "host");
+	kv_bin(&r, "file", s64, 64);
+	assert_int_equal(decode(&r, &q, &has, err), 0);
+	assert_int_equal(q.method, PROTO_METHOD_KEY_IMPORT_WRAPPED);
+	assert_string_equal(q.u.key_import_wrapped.label, "release");
+	assert_string_equal(q.u.key_import_wrapped.key, "host");
+	assert_int_equal(q.u.key_import_wrapped.file.len, 64);
+	req_end(&r, &q);
+
 	req_begin(&r, 8, "sign", 5);
 	kv_str(&r, "key", "imp");
 	kv_bin(&r, "message", s64, 64);
@@ -420,6 +451,47 @@ static void b_item_bad(Req *r)
 }
 static void b_flag_int(Req *r) { req_begin(r, 1, "key.generate", 3); kv_str(r, "type", "x25519"); kv_str(r, "label", "x"); kv_int(r, "exportable", 1); }
 static void b_peer_missing(Req *r) { req_begin(r, 1, "dh", 1); kv_str(r, "key", "x"); }
+static void b_age_body_short(Req *r)
+{
+	static uint8_t z[32];
+
+	req_begin(r, 1, "age.unwrap", 3);
+	kv_str(r, "key", "x");
+	kv_bin(r, "share", z, 32);
+	kv_bin(r, "body", z, 31);
+}
+static void b_age_share_missing(Req *r)
+{
+	static uint8_t z[32];
+
+	req_begin(r, 1, "age.unwrap", 2);
+	kv_str(r, "key", "x");
+	kv_bin(r, "body", z, 32);
+}
+static void b_recipient_bin(Req *r)
+{
+	req_begin(r, 1, "key.export_wrapped", 2);
+	kv_str(r, "label", "x");
+	kv_bin(r, "recipient", "age1", 4);
+}
+static void b_wrapped_file_str(Req *r)
+{
+	req_begin(r, 1, "key.import_wrapped", 3);
+	kv_str(r, "label", "x");
+	kv_str(r, "key", "host");
+	kv_str(r, "file", "age-encryption.org/v1");
+}
+static void b_ops_bad(Req *r)
+{
+	req_begin(r, 1, "key.generate", 3);
+	kv_str(r, "type", "x25519");
+	kv_str(r, "label", "x");
+	str(r, "policy");
+	msgpack_pack_map(&r->pk, 1);
+	str(r, "ops");
+	msgpack_pack_array(&r->pk, 1);
+	str(r, "age");
+}
 
 static void test_decode_errors(void **state)
 {
@@ -445,6 +517,11 @@ static void test_decode_errors(void **state)
 		{ b_item_bad, "items[0]: missing field 'public_key'" },
 		{ b_flag_int, "'exportable' must be a boolean" },
 		{ b_peer_missing, "missing field 'peer'" },
+		{ b_age_body_short, "'body' must be 32 bytes" },
+		{ b_age_share_missing, "missing field 'share'" },
+		{ b_recipient_bin, "'recipient' must be an age recipient" },
+		{ b_wrapped_file_str, "'file' must be bin" },
+		{ b_ops_bad, "\"age-unwrap\"" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

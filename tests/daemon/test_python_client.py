@@ -433,8 +433,49 @@ OWN_TESTS = [own_test_systemd_notify, own_test_socket_activation, own_test_detac
 # b_sanitize; the main test ("--part main") never runs them.
 MLOCK_TESTS = [own_test_secmem, own_test_mlock_refused]
 
+MAIN_SOCK = []  # the shared daemon's socket (main)
+
+
+def test_long_messages_off_the_loop(c):
+    """A 32 MiB verify and a 32 MiB sign run on the crypto workers (issue
+    18): another connection's sign, sent once the long request has been
+    read, is answered before it; every answer is right."""
+    import select
+    other = Client(MAIN_SOCK[0])
+    try:
+        other.call("key.generate", {"type": "ed25519", "label": "py-long"})
+        pub = Ed25519PublicKey.from_public_bytes(c.call("key.public", {"label": "py-long"})["key"]["public_key"])
+        priv = Ed25519PrivateKey.generate()
+        big = os.urandom(32 << 20)
+        cases = [("verify", {"public_key": priv.public_key().public_bytes(RAW, RAWPUB), "message": big,
+                             "signature": priv.sign(big)}),
+                 ("sign", {"key": "py-long", "message": big})]
+        for method, params in cases:
+            first = None
+            mid = c.send(method, params)
+            oid = other.send("sign", {"key": "py-long", "message": b"short"})
+            got = {}
+            while len(got) < 2:
+                ready, _, _ = select.select([c.sock, other.sock], [], [], 30)
+                assert ready, "no answer within 30 s"
+                who = c if c.sock in ready else other
+                _, rid, err, res = who.recv()
+                assert err is None, err
+                got[who] = res
+                first = first or who
+            assert first is other, f"the short sign waited for the {method} of 32 MiB"
+            pub.verify(got[other]["signature"], b"short")
+            if method == "verify":
+                assert got[c]["valid"] is True
+            else:
+                pub.verify(got[c]["signature"], big)
+        c.call("key.delete", {"label": "py-long"})
+    finally:
+        other.close()
+
+
 TESTS = [test_hello, test_sign_generated, test_sign_imported, test_fingerprint, test_verify,
-         test_dh, test_errors, test_pipelined, test_list_delete]
+         test_dh, test_errors, test_pipelined, test_list_delete, test_long_messages_off_the_loop]
 
 
 def run_own(tests, first):
@@ -463,6 +504,7 @@ def main():
     print(f"1..{len(TESTS) + 1 + len(OWN_TESTS)}", flush=True)
     failed = 0
     d = Daemon()
+    MAIN_SOCK.append(d.sock)
     c = Client(d.sock)
     for n, t in enumerate(TESTS, 1):
         if not tap_run(n, t, c):

@@ -368,6 +368,11 @@ def test_credential_checked_at_start(tmp):
     os.chown(mk, 0, 0)
     os.chmod(mk, 0o440)
     d = Daemon(os.path.join(tmp, "run", "s.sock"), os.path.join(tmp, "st"), env=env)
+    # (the start-up line reaches the log at the loop's first flush, which
+    # may come after a client could already connect)
+    deadline = time.time() + 10
+    while "master key: systemd credential" not in d.logtext() and time.time() < deadline:
+        time.sleep(0.05)
     assert "master key: systemd credential" in d.logtext(), d.logtext()
     d.stop()
 

@@ -25,7 +25,7 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "ge.h"
+#include "ref51/ge.h"
 
 #include "fuzz.h"
 

@@ -216,4 +216,83 @@ with tempfile.TemporaryDirectory() as t:
     put('signify', 'signify', open(data + '.sig', 'rb').read())
     put('keys', 'signify-pub', b'\x00' + open(sf_pk, 'rb').read())
     put('keys', 'signify-sk', bytes([5 << 1]) + open(sf_sk, 'rb').read())
+
+# ---- age-plugin: what age 1.1.1 writes in identity-v1 phase 1 (the first
+# seed as AGEDEBUG=plugin shows it), then answers to phase 2 ----
+ID = b'AGE-PLUGIN-SIGIL-1DPHHXAQF32RY6'  # "host"
+X1 = b'-> recipient-stanza 0 X25519 VREG3wa2A0cgZXzTl3VXOdK08Yocel5u19kpIKLWnmM\n' \
+     b'4vtsXWMU9ODUx8FDgjxfb32+7byoXf1y6DkqlURPhm8\n'
+X2 = b'-> recipient-stanza 0 X25519 NvuXvJR2PjPOvsa4874tjR6eCi+Js/KzfZrQg2xEiHQ\n' \
+     b'iWzBN4zo0fvoPIg6Sk+YqZVqU8pT3bgGpEOdebK0/Mo\n'
+DONE = b'-> done\n\n'
+put('age-plugin', 'age-1.1.1-two-x25519', b'-> add-identity ' + ID + b'\n\n' + X1 + X2 + DONE + b'-> ok\n\n')
+put('age-plugin', 'grease-and-others', b'-> add-identity ' + ID + b'\n\n-> 1#!x+ a b\n' + b'QUFB' * 16 +
+    b'\nQUFB\n-> recipient-stanza 0 ssh-ed25519 Ym9v YmFy\nAAAA\n' +
+    b'-> recipient-stanza 1 scrypt c2FsdA 18\nAAAA\n' + X1.replace(b' 0 ', b' 2 ') + DONE)
+put('age-plugin', 'bad-identity', b'-> add-identity AGE-PLUGIN-OTHER-1QQQQQQ\n\n-> add-identity ' + ID +
+    b'\n\n' + X1 + DONE)
+put('age-plugin', 'bad-x25519', b'-> add-identity ' + ID + b'\n\n-> recipient-stanza 0 X25519 short\n'
+    b'AAAA\n-> recipient-stanza 0 X25519 a b\n\n' + X2.replace(b' 0 ', b' 1 ') + DONE)
+put('age-plugin', 'indices-down', b'-> add-identity ' + ID + b'\n\n' + X1.replace(b' 0 ', b' 3 ') + X2 + DONE)
+put('age-plugin', 'truncated', b'-> add-identity ' + ID + b'\n\n' + X1[:60])
+
+# ---- rpc: the age methods, with real age files for fuzz-daemon.h's "x"
+# (x25519, seed 0x22 * 32), made by age 1.1.1 ----
+def bech32(hrp, data):
+    cs = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l'
+    gen = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3]
+    acc, bits, d5 = 0, 0, []
+    for b in data:
+        acc, bits = (acc << 8) | b, bits + 8
+        while bits >= 5:
+            bits -= 5
+            d5.append((acc >> bits) & 31)
+    if bits:
+        d5.append((acc << (5 - bits)) & 31)
+    chk = 1
+    for v in [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + d5 + [0] * 6:
+        top, chk = chk >> 25, ((chk & 0x1ffffff) << 5) ^ v
+        for i in range(5):
+            chk ^= gen[i] if (top >> i) & 1 else 0
+    chk ^= 1
+    return hrp + '1' + ''.join(cs[v] for v in d5 + [(chk >> (5 * (5 - i))) & 31 for i in range(6)])
+
+
+def age_file(rcpt, plaintext):
+    with tempfile.TemporaryDirectory() as t:
+        src = os.path.join(t, 'p')
+        with open(src, 'wb') as f:
+            f.write(plaintext)
+        return subprocess.run(['age', '-r', rcpt, src], check=True, capture_output=True).stdout
+
+
+def b64d(s):
+    import base64
+    return base64.b64decode(s + '=' * (-len(s) % 4))
+
+
+x_pk = x25519.X25519PrivateKey.from_private_bytes(b'\x22' * 32).public_key().public_bytes(
+    serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+x_rcpt = bech32('age', x_pk)
+moved = b'sigil-key-v1\n' + bytes([0, 1, 3]) + b'mov' + b'\x33' * 32 + b'\x00\x00'
+wrapped = age_file(x_rcpt, moved)
+hdr = wrapped.split(b'\n')
+share, body = b64d(hdr[1].split(b' ')[2].decode()), b64d(hdr[2].decode())
+other = age_file(bech32('age', b'\x09' + bytes(31)), b'other')
+o_share, o_body = b64d(other.split(b'\n')[1].split(b' ')[2].decode()), b64d(other.split(b'\n')[2].decode())
+age_streams = {
+    'age-unwrap': req(40, 'age.unwrap', {'key': 'x', 'share': share, 'body': body}),
+    'age-unwrap-other': req(41, 'age.unwrap', {'key': 'x', 'share': o_share, 'body': o_body}),
+    'age-unwrap-small': req(42, 'age.unwrap', {'key': 'x', 'share': b'\x00' * 32, 'body': body}),
+    'export-wrapped': req(43, 'key.import', {'type': 'x25519', 'label': 'imp', 'seed': b'\x44' * 32,
+                                             'exportable': True}) +
+                      req(44, 'key.export_wrapped', {'label': 'imp', 'recipient': x_rcpt, 'armor': True}) +
+                      req(45, 'key.export_wrapped', {'label': 'x', 'recipient': x_rcpt}),
+    'import-wrapped': req(46, 'key.import_wrapped', {'label': 'mov', 'key': 'x', 'file': wrapped}) +
+                      req(47, 'sign', {'key': 'mov', 'message': b'm'}),
+    'import-wrapped-bad': req(48, 'key.import_wrapped', {'label': 'mov', 'key': 'x', 'file': wrapped[:-3]}) +
+                          req(49, 'key.import_wrapped', {'label': 'mov', 'key': 'ed', 'file': other}),
+}
+for name, data in age_streams.items():
+    put('rpc', name, data)
 print('seeds written to', out)

@@ -25,7 +25,7 @@ merge=0
 replay=0
 ci=0
 targets=()
-all=(rpc agent proto-decode keyfile keyfile-sealed ed25519-verify ge-decode x25519 sshsig minisign signify keys)
+all=(rpc agent proto-decode keyfile keyfile-sealed ed25519-verify ge-decode x25519 sshsig minisign signify keys age-plugin)
 
 while [ $# -gt 0 ]; do
 	case "$1" in

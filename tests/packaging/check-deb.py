@@ -48,7 +48,7 @@ PACKAGES = {
                r'usr/share/man/man8/sigild\.8\.gz$', r'usr/share/man/man5/sigil\.conf\.5\.gz$',
                r'usr/share/bash-completion/completions/sigild$',
                r'usr/share/doc/sigild/examples/master-key\.conf$'],
-    'sigil-tools': [r'usr/bin/sigil$', r'usr/share/man/man1/sigil\.1\.gz$',
+    'sigil-tools': [r'usr/bin/sigil$', r'usr/bin/age-plugin-sigil$', r'usr/share/man/man1/sigil\.1\.gz$',
                     r'usr/share/bash-completion/completions/sigil$'],
 }
 

@@ -59,6 +59,7 @@ typedef enum sigil_error {
 	SIGIL_ETOO_LARGE,       /* "too_large" */
 	SIGIL_EINVALID_KEY,     /* "invalid_key" */
 	SIGIL_EINTERNAL,        /* "internal" (also: an error code this library does not know) */
+	SIGIL_ENO_MATCH,        /* "no_match": the age stanza or file is not for this key */
 	/* local errors */
 	SIGIL_ECONNECT = 100,   /* could not connect to the socket */
 	SIGIL_ETIMEOUT,         /* no answer within the timeout */
@@ -163,6 +164,10 @@ typedef struct sigil_key_policy {
 	size_t n_exes;
 	uint64_t max_signs;      /* 0: no limit */
 	uint32_t rate;           /* operations per minute; 0: no limit */
+	/* op age-unwrap (age.unwrap; docs/age.md), not implied by allow_dh.
+	 * Added in what was tail padding: the struct's size is unchanged on
+	 * LP64 (client.c checks), so the SIGIL_0 ABI holds there. */
+	int allow_age_unwrap;
 } sigil_key_policy;
 
 /* key_generate/key_import with a policy (NULL: none) */
@@ -272,6 +277,25 @@ sigil_error sigil_client_sign_many(sigil_client *c, sigil_sign_request *reqs, si
                                    size_t window);
 sigil_error sigil_client_verify_many(sigil_client *c, sigil_verify_request *reqs, size_t n,
                                      size_t window);
+
+/* ---- age (docs/age.md) ---- */
+
+/* age.unwrap: opens one age X25519 stanza (its 32-byte share and 32-byte
+ * body) with the X25519 key named label, in sigild: *file_key is the
+ * stanza's 16-byte file key (secret: wipe it after use). SIGIL_ENO_MATCH
+ * when the stanza is not for this key (its tag), SIGIL_EINVALID_KEY when its
+ * share has small order; SIGIL_EDENIED when the key's policy refuses. */
+sigil_error sigil_client_age_unwrap(sigil_client *c, uint8_t file_key[16], const char *label,
+                                    const uint8_t share[32], const uint8_t body[32]);
+/* key.export_wrapped: the key as a complete age file for recipient
+ * ("age1..."), armored when armor; *filep is malloc'd (free it). Refused
+ * like sigil_client_key_export. The seed never reaches the client. */
+sigil_error sigil_client_key_export_wrapped(sigil_client *c, uint8_t **filep, size_t *lenp, const char *label,
+                                            const char *recipient, int armor);
+/* key.import_wrapped: sigild opens the age file with its X25519 key
+ * key_label and imports the key it holds under label. out may be NULL. */
+sigil_error sigil_client_key_import_wrapped(sigil_client *c, sigil_key_info *out, const char *label,
+                                            const char *key_label, const uint8_t *file, size_t len);
 
 #ifdef __cplusplus
 }

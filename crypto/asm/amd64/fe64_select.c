@@ -6,14 +6,15 @@
  */
 #include <stddef.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 #include "x86_features.h"
 
 static const fe64_ops fe64_ops_adx = {
 	.mul = fe64_mul_adx,
 	.sq = fe64_sq_adx,
 	.ladder_step = fe64_ladder_step_adx,
+	.sq_n = fe64_sq_n_adx,
 	.name = "amd64_adx",
 };
 
@@ -43,9 +44,4 @@ static const ge64_ops ge64_ops_adx = {
 const ge64_ops *ge64_ops_asm_probe(void)
 {
 	return fe64_adx_capable() ? &ge64_ops_adx : NULL;
-}
-
-fe64_sq_n_fn *fe64_sq_n_asm_probe(void)
-{
-	return fe64_adx_capable() ? fe64_sq_n_adx : NULL;
 }

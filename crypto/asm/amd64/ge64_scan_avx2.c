@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "ct.h"
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 #include "x86_features.h"
 
 /* A ge64_precomp is three fe64 of 32 bytes, one YMM register each:

@@ -36,8 +36,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fe64.h"
-#include "msm.h"
+#include "fe64/fe64.h"
+#include "fe64/msm.h"
 #include "x86_features.h"
 
 #define MSMI_TARGET __attribute__((target("avx512f,avx512ifma")))

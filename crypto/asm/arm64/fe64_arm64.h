@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 
 void fe64_mul_arm64(uint64_t h[4], const uint64_t f[4], const uint64_t g[4]);
 void fe64_sq_arm64(uint64_t h[4], const uint64_t f[4]);

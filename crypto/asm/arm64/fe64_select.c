@@ -8,14 +8,15 @@
  */
 #include <stddef.h>
 
-#include "fe64.h"
-#include "ge64.h"
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
 #include "asm/arm64/fe64_arm64.h"
 
 const fe64_ops fe64_ops_arm64 = {
 	.mul = fe64_mul_arm64,
 	.sq = fe64_sq_arm64,
 	.ladder_step = fe64_ladder_step_arm64,
+	.sq_n = fe64_sq_n_arm64,
 	.name = "arm64",
 };
 
@@ -44,9 +45,4 @@ const fe64_ops *fe64_ops_asm_probe(void)
 const ge64_ops *ge64_ops_asm_probe(void)
 {
 	return &ge64_ops_arm64;
-}
-
-fe64_sq_n_fn *fe64_sq_n_asm_probe(void)
-{
-	return fe64_sq_n_arm64;
 }

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""formulas.py - the X25519 ladder step (crypto/fe64.h) and the ge64 point
-routines (crypto/ge64.h) as sequences of field operations, one list for
+"""formulas.py - the X25519 ladder step (crypto/fe64/fe64.h) and the ge64 point
+routines (crypto/fe64/ge64.h) as sequences of field operations, one list for
 every architecture: gen_fe64_amd64.py and gen_fe64_arm64.py turn each into
 assembly with their own registers and operation bodies.
 

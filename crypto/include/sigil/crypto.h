@@ -148,8 +148,9 @@ SIGIL_EXPORT void sigil_wipe(void *p, size_t n);
 /* Constant-time comparison of 32 bytes: 0 if equal, -1 if not. */
 SIGIL_EXPORT int sigil_verify32(const uint8_t a[32], const uint8_t b[32]);
 
-/* The name of the field implementation chosen at run time ("generic",
- * "adx", ...), for benchmarks and logs. */
+/* The name of the curve backend chosen at run time ("generic": the
+ * portable C; "amd64_adx", "arm64": the 4 x 64-bit assembly; see
+ * crypto/README.md), for benchmarks and logs. */
 SIGIL_EXPORT const char *sigil_crypto_impl(void);
 
 #ifdef __cplusplus

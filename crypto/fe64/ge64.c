@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ge64.c - the C twins of the ge64 assembly, and the variable-base double
+ * scalar multiplication of verification on fe64 points (ge64.h). The point
+ * formulas are those of ge.c (ref10), step for step, in the order of the
+ * generator (crypto/asm/gen/gen_fe64_amd64.py, gen_ge_all), so that the
+ * twins give the same limbs.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <sigil/crypto.h>
+
+#include "ct.h"
+
+#include "ref51/fe.h"
+#include "fe64/fe64.h"
+#include "ref51/ge.h"
+#include "fe64/ge64.h"
+#include "fe64/ge64_table.h"
+#include "wnaf.h"
+
+#define MUL fe64_mul_generic
+#define SQ fe64_sq_generic
+
+void ge64_p1p1_to_p2_generic(ge64_p2 *r, const ge64_p1p1 *p)
+{
+	MUL(r->X.v, p->X.v, p->T.v);
+	MUL(r->Y.v, p->Y.v, p->Z.v);
+	MUL(r->Z.v, p->Z.v, p->T.v);
+}
+
+void ge64_p1p1_to_p3_generic(ge64_p3 *r, const ge64_p1p1 *p)
+{
+	MUL(r->X.v, p->X.v, p->T.v);
+	MUL(r->Y.v, p->Y.v, p->Z.v);
+	MUL(r->Z.v, p->Z.v, p->T.v);
+	MUL(r->T.v, p->X.v, p->Y.v);
+}
+
+void ge64_p2_dbl_generic(ge64_p1p1 *r, const ge64_p2 *p)
+{
+	fe64 a, b, c, xy;
+	SQ(a.v, p->X.v);            /* a = X^2 */
+	SQ(b.v, p->Y.v);            /* b = Y^2 */
+	SQ(c.v, p->Z.v);
+	fe64_add(&c, &c, &c);       /* c = 2 Z^2 */
+	fe64_add(&xy, &p->X, &p->Y);
+	SQ(xy.v, xy.v);             /* (X + Y)^2 */
+	fe64_add(&r->Y, &b, &a);    /* b + a */
+	fe64_sub(&r->Z, &b, &a);    /* b - a */
+	fe64_sub(&r->X, &xy, &r->Y);
+	fe64_sub(&r->T, &c, &r->Z);
+}
+
+/* (r.X, r.Y, r.Z, r.T) = (b - a, b + a, d +- c, d -+ c) */
+static inline void ge64_finish(ge64_p1p1 *r, const fe64 *a, const fe64 *b, const fe64 *c,
+                               const fe64 *d, int minus)
+{
+	fe64_sub(&r->X, b, a);
+	fe64_add(&r->Y, b, a);
+	if (minus) { /* a constant of the caller */
+		fe64_sub(&r->Z, d, c);
+		fe64_add(&r->T, d, c);
+	} else {
+		fe64_add(&r->Z, d, c);
+		fe64_sub(&r->T, d, c);
+	}
+}
+
+static inline void ge64_madd_any(ge64_p1p1 *r, const ge64_p3 *p, const fe64 *m1, const fe64 *m2,
+                                 const fe64 *xy2d, int minus)
+{
+	fe64 ypx, ymx, a, b, c, d;
+	fe64_add(&ypx, &p->Y, &p->X);
+	fe64_sub(&ymx, &p->Y, &p->X);
+	MUL(a.v, ymx.v, m1->v);
+	MUL(b.v, ypx.v, m2->v);
+	MUL(c.v, xy2d->v, p->T.v);
+	fe64_add(&d, &p->Z, &p->Z);
+	ge64_finish(r, &a, &b, &c, &d, minus);
+}
+
+void ge64_madd_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q)
+{
+	ge64_madd_any(r, p, &q->yminusx, &q->yplusx, &q->xy2d, 0);
+}
+
+void ge64_msub_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_precomp *q)
+{
+	ge64_madd_any(r, p, &q->yplusx, &q->yminusx, &q->xy2d, 1);
+}
+
+static inline void ge64_add_any(ge64_p1p1 *r, const ge64_p3 *p, const fe64 *m1, const fe64 *m2,
+                                const ge64_cached *q, int minus)
+{
+	fe64 ypx, ymx, a, b, c, d;
+	fe64_add(&ypx, &p->Y, &p->X);
+	fe64_sub(&ymx, &p->Y, &p->X);
+	MUL(a.v, ymx.v, m1->v);
+	MUL(b.v, ypx.v, m2->v);
+	MUL(c.v, q->T2d.v, p->T.v);
+	MUL(d.v, q->Z.v, p->Z.v);
+	fe64_add(&d, &d, &d);
+	ge64_finish(r, &a, &b, &c, &d, minus);
+}
+
+void ge64_add_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q)
+{
+	ge64_add_any(r, p, &q->YminusX, &q->YplusX, q, 0);
+}
+
+void ge64_sub_generic(ge64_p1p1 *r, const ge64_p3 *p, const ge64_cached *q)
+{
+	ge64_add_any(r, p, &q->YplusX, &q->YminusX, q, 1);
+}
+
+const ge64_ops ge64_ops_generic = {
+	.p1p1_to_p2 = ge64_p1p1_to_p2_generic,
+	.p1p1_to_p3 = ge64_p1p1_to_p3_generic,
+	.p2_dbl = ge64_p2_dbl_generic,
+	.madd = ge64_madd_generic,
+	.msub = ge64_msub_generic,
+	.add = ge64_add_generic,
+	.sub = ge64_sub_generic,
+	.fe = &fe64_ops_generic,
+};
+
+static void fe_to_fe64(fe64 *r, const fe *f)
+{
+	uint8_t s[32];
+	fe_tobytes(s, f);
+	fe64_frombytes(r, s);
+	sigil_wipe(s, sizeof s);
+}
+
+static void fe64_to_fe(fe *r, const fe64 *f)
+{
+	uint8_t s[32];
+	fe64_tobytes(s, f);
+	fe_frombytes(r, s);
+	sigil_wipe(s, sizeof s); /* may be a secret coordinate */
+}
+
+/* 2d in radix 2^64 (ge_d2 of ge.c). */
+static void ge64_d2(fe64 *r)
+{
+	fe_to_fe64(r, &ge_d2);
+}
+
+void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const ge64_ops *ops)
+{
+	fe64_add(&r->YplusX, &p->Y, &p->X);
+	fe64_sub(&r->YminusX, &p->Y, &p->X);
+	r->Z = p->Z;
+	ops->fe->mul(r->T2d.v, p->T.v, d2->v);
+}
+
+/* The odd multiples of wnaf.c on ge64_p3 / ge64_cached: ctx is a
+ * ge64_wnaf_ctx. */
+typedef struct ge64_wnaf_ctx {
+	const ge64_ops *ops;
+	const fe64 *d2;
+} ge64_wnaf_ctx;
+
+static void ge64_wnaf_dbl(void *r, const void *p, const void *ctx)
+{
+	const ge64_wnaf_ctx *c = ctx;
+	const ge64_p3 *P = p;
+	ge64_p2 q = { P->X, P->Y, P->Z };
+	ge64_p1p1 t;
+	c->ops->p2_dbl(&t, &q);
+	c->ops->p1p1_to_p3(r, &t);
+}
+
+static void ge64_wnaf_add(void *r, const void *p, const void *q, const void *ctx)
+{
+	const ge64_wnaf_ctx *c = ctx;
+	ge64_p1p1 t;
+	c->ops->add(&t, p, q);
+	c->ops->p1p1_to_p3(r, &t);
+}
+
+static void ge64_wnaf_to_cached(void *r, const void *p, const void *ctx)
+{
+	const ge64_wnaf_ctx *c = ctx;
+	ge64_p3_to_cached(r, p, c->d2, c->ops);
+}
+
+static const wnaf_point_ops ge64_wnaf_ops = {
+	.p3_size = sizeof(ge64_p3),
+	.cached_size = sizeof(ge64_cached),
+	.dbl = ge64_wnaf_dbl,
+	.add = ge64_wnaf_add,
+	.to_cached = ge64_wnaf_to_cached,
+};
+
+void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
+                                const ge64_ops *ops)
+{
+	ge64_wnaf_ctx c = { ops, d2 };
+	wnaf_odd_multiples_vartime(out, p, 8, &ge64_wnaf_ops, &c);
+}
+
+/* out[j] = (2j + 1) A, j < 8, from A in radix 2^51. */
+static void ge64_odd_multiples(ge64_cached out[8], const ge_p3 *A, const ge64_ops *ops)
+{
+	ge64_p3 a1;
+	fe64 d2;
+
+	ge64_d2(&d2);
+	fe_to_fe64(&a1.X, &A->X);
+	fe_to_fe64(&a1.Y, &A->Y);
+	fe_to_fe64(&a1.Z, &A->Z);
+	fe_to_fe64(&a1.T, &A->T);
+	ge64_odd_multiples_vartime(out, &a1, &d2, ops);
+}
+
+void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
+                                    const uint8_t b[32], const ge64_ops *ops)
+{
+	signed char anaf[WNAF_LEN], bnaf[WNAF_LEN];
+	ge64_cached ai[8];
+	ge64_p1p1 t;
+	ge64_p3 u;
+	ge64_p2 acc;
+	int i;
+
+	wnaf_dense_vartime(anaf, a, 5);
+	wnaf_dense_vartime(bnaf, b, 8);
+	ge64_odd_multiples(ai, A, ops);
+
+	memset(&acc, 0, sizeof acc); /* the identity (0 : 1 : 1) */
+	acc.Y.v[0] = 1;
+	acc.Z.v[0] = 1;
+	for (i = 256; i >= 0; i--)
+		if (anaf[i] || bnaf[i])
+			break;
+
+	for (; i >= 0; i--) {
+		ops->p2_dbl(&t, &acc);
+		if (anaf[i] > 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->add(&t, &u, &ai[anaf[i] / 2]);
+		} else if (anaf[i] < 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->sub(&t, &u, &ai[(-anaf[i]) / 2]);
+		}
+		if (bnaf[i] > 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->madd(&t, &u, &ge64_bi8[bnaf[i] / 2]);
+		} else if (bnaf[i] < 0) {
+			ops->p1p1_to_p3(&u, &t);
+			ops->msub(&t, &u, &ge64_bi8[(-bnaf[i]) / 2]);
+		}
+		ops->p1p1_to_p2(&acc, &t);
+	}
+	fe64_to_fe(&r->X, &acc.X);
+	fe64_to_fe(&r->Y, &acc.Y);
+	fe64_to_fe(&r->Z, &acc.Z);
+}
+
+void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b)
+{
+	uint64_t ub = (uint64_t)b;
+	uint64_t mneg = ct_mask_u64(ub >> 63);           /* all ones if b < 0 */
+	uint64_t babs = (ub ^ mneg) - mneg;               /* |b| */
+	uint64_t p[4] = { 0 }, m[4] = { 0 };
+	fe64 d = { { 0 } };
+
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t hit = ct_eq_u64(babs, j + 1);
+		for (int k = 0; k < 4; k++) {
+			p[k] |= hit & row[j].yplusx.v[k];
+			m[k] |= hit & row[j].yminusx.v[k];
+			d.v[k] |= hit & row[j].xy2d.v[k];
+		}
+	}
+	uint64_t one = ct_iszero_u64(babs) & 1;
+	p[0] |= one;
+	m[0] |= one;
+	ge64_precomp_cneg(t, p, m, &d, mneg);
+}
+
+/* e[i] in [-2^(W-1), 2^(W-1)) (the last in [0, 2^(W-1)]) with a = sum e[i]
+ * 2^(W i): window i is bits W i .. W i + W - 1 of a, in [0, 2^W); adding
+ * the carry gives [0, 2^W]; d >= 2^(W-1) becomes d - 2^W and carries 1.
+ * The last window (bits from W (DIGITS - 1) up to 254, DIGITS = ceil(256 /
+ * W)) holds at most 255 - W (DIGITS - 1) <= W - 1 bits: with the carry it
+ * stays <= 2^(W-1), the last entry of a row, and is not recoded. Byte and
+ * bit positions are public; the values only go through arithmetic. */
+_Static_assert(GE64_COMB_W >= 2 && GE64_COMB_W <= 9, "a window spans at most two bytes");
+_Static_assert(GE64_COMB_W * GE64_COMB_DIGITS >= 256, "the last digit fits a row");
+_Static_assert(GE64_COMB_PASSES * GE64_COMB_ROWS >= GE64_COMB_DIGITS, "every digit has a row");
+
+static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32])
+{
+	const unsigned w = GE64_COMB_W, wmask = (1u << GE64_COMB_W) - 1;
+	unsigned carry = 0;
+	for (int i = 0; i < GE64_COMB_DIGITS; i++) {
+		unsigned bit = w * (unsigned)i, v = 0;
+		for (unsigned k = 0; k < 2 && bit / 8 + k < 32; k++)
+			v |= (unsigned)a[bit / 8 + k] << (8 * k);
+		v = ((v >> (bit % 8)) & wmask) + carry;
+		if (i == GE64_COMB_DIGITS - 1) { /* public position */
+			e[i] = (signed char)v;
+			break;
+		}
+		carry = (v + (1u << (w - 1))) >> w;                /* 0 or 1 */
+		e[i] = (signed char)((int)v - (int)(carry << w)); /* [-2^(W-1), 2^(W-1)) */
+	}
+}
+
+/* a = sum e[i] 2^(W i); with P = GE64_COMB_PASSES and ge64_comb[r][j - 1]
+ * = j 2^(P W r) B, a B = sum_{c < P} 2^(W c) sum_{i = c mod P} e[i]
+ * 2^(W (i - c)) B, each term one entry of row i / P: by Horner on c from
+ * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
+ * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
+ * rows). */
+void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                               ge64_scan_fn *scan)
+{
+	signed char e[GE64_COMB_DIGITS];
+	ge64_p1p1 r;
+	ge64_p2 s;
+	ge64_p3 H;
+	ge64_precomp t;
+
+	ge64_comb_digits(e, a);
+
+	memset(&H, 0, sizeof H); /* the identity (0 : 1 : 1 : 0) */
+	H.Y.v[0] = 1;
+	H.Z.v[0] = 1;
+	for (int c = GE64_COMB_PASSES - 1; c >= 0; c--) {
+		for (int i = c; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES) {
+			scan(&t, ge64_comb[i / GE64_COMB_PASSES], GE64_COMB_N, e[i]);
+			ops->madd(&r, &H, &t);
+			ops->p1p1_to_p3(&H, &r);
+		}
+		if (c == 0)
+			break;
+		/* 2^W H: W doublings */
+		s.X = H.X;
+		s.Y = H.Y;
+		s.Z = H.Z;
+		for (int k = 0; k < GE64_COMB_W - 1; k++) {
+			ops->p2_dbl(&r, &s);
+			ops->p1p1_to_p2(&s, &r);
+		}
+		ops->p2_dbl(&r, &s);
+		ops->p1p1_to_p3(&H, &r);
+	}
+
+	fe64_to_fe(&h->X, &H.X);
+	fe64_to_fe(&h->Y, &H.Y);
+	fe64_to_fe(&h->Z, &H.Z);
+	fe64_to_fe(&h->T, &H.T);
+
+	sigil_wipe(e, sizeof e);
+	sigil_wipe(&r, sizeof r);
+	sigil_wipe(&s, sizeof s);
+	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&t, sizeof t);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msm.h - the multiscalar multiplication and the point decoding of batch
+ * verification (internal to libsigil-crypto), on fe64 points (ge64.h), and
+ * the parts of the 4 x 64-bit backend cpu.c chooses (fe64_impl).
+ *
+ * Everything here is variable time: public data only (signatures, public
+ * keys, challenges, batch coefficients). Nothing allocates: the work space
+ * is on the stack (about 1.4 KiB per point of msm_straus_vartime, 175 KiB
+ * at MSM_MAX; about 190 bytes per point of msm_pippenger_vartime, 96 KiB at
+ * MSM_PIP_MAX; gcc -fstack-usage, x86-64). sigil_ed25519_verify_batch
+ * peaks near 210 KiB either way (ed25519.c).
+ */
+#ifndef SIGIL_MSM_H
+#define SIGIL_MSM_H
+
+#include <stdint.h>
+
+#include "fe64/fe64.h"
+#include "fe64/ge64.h"
+
+/* Points per msm_straus_vartime call: 64 signatures (R and A) share one
+ * chain of doublings. */
+#define MSM_MAX 128
+
+/* The IFMA probe: a routine computing MSM_POW_LANES powers
+ * h[i] = f[i]^((p - 5) / 8) at once, or NULL (no such code in the build,
+ * or the CPU or the OS lacks AVX-512 F + IFMA). Defined by
+ * crypto/asm/amd64/msm_ifma.c or crypto/asm/msm_ifma_none.c; asked once,
+ * by cpu.c. */
+#define MSM_POW_LANES 16
+typedef void msm_pow22523_lanes_fn(fe64 h[MSM_POW_LANES], const fe64 f[MSM_POW_LANES]);
+msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void);
+
+/* The same probe for out[i][j] = (2j + 1) P[i] in cached form, j < 8,
+ * i < MSM_POW_LANES, 2d given as d2 (the tables of msm_straus_vartime). */
+typedef void msm_odd_multiples_lanes_fn(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2);
+msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void);
+
+/* The 4 x 64-bit backend's choices, made once by cpu.c (cpu_fe64()): the
+ * best of each part this build and CPU run, the C twins where there is no
+ * assembly (NULL lanes: none). The backend's table (backend.h) carries it
+ * as its impl. */
+typedef struct fe64_impl {
+	const fe64_ops *fe;
+	const ge64_ops *ge; /* ge->fe == fe */
+	ge64_scan_fn *scan;
+	msm_pow22523_lanes_fn *pow_lanes;
+	msm_odd_multiples_lanes_fn *om_lanes;
+} fe64_impl;
+
+/* cpu.c: its fe64_impl (never NULL; with assembly only when the build has
+ * it and the CPU runs it), and, for tests, the field and point assembly it
+ * found (NULL: none; then the backend is ref51's). */
+const fe64_impl *cpu_fe64(void);
+const fe64_ops *fe64_ops_asm(void);
+const ge64_ops *ge64_ops_asm(void);
+
+/* ZIP215 decoding (ge_frombytes_zip215's decisions: y taken mod p, x = 0
+ * with the sign bit accepted) of n encodings s[i] into P[i]; ok[i] = 1 when
+ * s[i] decodes, else 0 (P[i] is then the identity). The n square roots are
+ * computed together (msm_pow22523_many_vartime). Any n >= 0. */
+void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
+                               const fe64_impl *im);
+
+/* h[i] = f[i]^((p - 5) / 8), i < n: MSM_POW_LANES at a time with
+ * im->pow_lanes (AVX-512 IFMA) when there is one, else one by one
+ * (fe64_pow22523 with im->fe). h may alias f. */
+void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im);
+/* The same, never with IFMA (the reference the tests compare with). */
+void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops);
+
+/* r = sum_{i<n} a_i P_i + b B, 0 <= n <= MSM_MAX, a_i and b any 256-bit
+ * integers (little-endian). Straus: one chain of doublings, width-5 NAF of
+ * every a_i over 8 odd multiples of P_i, width-8 NAF of b over ge64_bi8;
+ * a short a_i (a 128-bit batch coefficient) has no digits above its length. */
+void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                        const uint8_t b[32], const fe64_impl *im);
+
+/* Points per msm_pippenger_vartime call: 256 signatures. */
+#define MSM_PIP_MAX 512
+
+/* The same sum as msm_straus_vartime for 0 <= n <= MSM_PIP_MAX, by
+ * Pippenger's buckets: signed digits of width c (5..7, chosen from the
+ * scalars' lengths), one bucket per digit magnitude (p3), the points
+ * added in precomp form (affine: a point whose Z is not 1 is normalised
+ * first); a short a_i has no digits above its length. Faster than
+ * msm_straus_vartime in chunks of MSM_MAX from about 256 points on
+ * (docs/performance.md). */
+void msm_pippenger_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                           const uint8_t b[32], const ge64_ops *ops);
+
+/* 1 if [8] p is the identity, else 0. */
+int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops);
+
+/* p = -p */
+void msm_p3_neg(ge64_p3 *p);
+
+/* The one-point C version (on ops), the reference of the tests. */
+void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops);
+
+#endif /* SIGIL_MSM_H */
