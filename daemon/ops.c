@@ -323,12 +323,17 @@ static int key_remove(Ops *o, Key *k)
 	int r;
 
 	memcpy(label, k->info.label, sizeof(label));
+	/* the keystore's reference may be the last one (a lifetime expiry
+	 * holds none): @k must outlive timer_cancel() */
+	key_ref(k);
 	r = keystore_delete(o->ks, label);
 	if (r) {
 		log_err("cannot delete key '%s': %s", label, r < 0 ? strerror(-r) : "not found");
+		key_unref(k);
 		return r;
 	}
 	timer_cancel(o, k);
+	key_unref(k);
 	log_info("deleted key '%s'", label);
 	return 0;
 }
