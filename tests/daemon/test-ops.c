@@ -26,6 +26,8 @@
 #include <sodium.h>
 #include <uv.h>
 
+#include <sigil/crypto.h>
+
 #include "config.h"
 #include "keystore.h"
 #include "log.h"
@@ -162,6 +164,13 @@ static int run_op(unsigned id, OpKind kind, const Peer *peer, void (*fill)(Proto
 	if (r < 0)
 		r = wait_for(id);
 	return r;
+}
+
+static int run_op_t(TOp *t)
+{
+	int r = submit(t);
+
+	return r < 0 ? wait_for(t->id) : r;
 }
 
 static const uint8_t message[] = "a message to sign";
@@ -513,6 +522,156 @@ static void test_parked_in_order(void **state)
 	assert_int_equal(ops.inflight, 0);
 }
 
+/* ---- the agent socket's rows ------------------------------------------------ */
+
+static AgentSession session;
+
+/* an OP_AGENT_* op from @peer for the key with seed @fill */
+static TOp *agent_op(TOp *t, unsigned id, OpKind kind, const Peer *peer, uint8_t fill)
+{
+	uint8_t seed[32];
+	sigil_ed25519_expanded ek;
+
+	op_new(t, id, kind, peer);
+	t->op.session = &session;
+	memset(seed, fill, sizeof(seed));
+	sigil_ed25519_expand(&ek, seed);
+	memcpy(t->op.pk, ek.pk, 32);
+	memcpy(t->op.add.seed, seed, 32);
+	sodium_memzero(&ek, sizeof(ek));
+	sodium_memzero(seed, sizeof(seed));
+	return t;
+}
+
+static int run_agent(TOp *t)
+{
+	int r = submit(t);
+
+	return r < 0 ? wait_for(t->id) : r;
+}
+
+/* ssh-add of a new key: owned by the caller; of an existing one: its owner
+ * or an admin, with that very key's private half (constraints unchanged
+ * otherwise); remove: its owner or an admin */
+static void test_agent_add_remove(void **state)
+{
+	TOp t;
+	Key *k;
+
+	(void)state;
+	memset(&session, 0, sizeof(session));
+	agent_op(&t, 1, OP_AGENT_ADD, &alice, 0x66);
+	snprintf(t.op.add.comment, sizeof(t.op.add.comment), "added");
+	t.op.add.lifetime = 3600;
+	assert_int_equal(run_agent(&t), PROTO_OK);
+	k = keystore_find(&ks, "added");
+	assert_non_null(k);
+	assert_int_equal(k->info.owner, ALICE);
+	assert_true(k->memory_only);
+	/* bob may not re-add it (not even with its private half), nor remove it */
+	agent_op(&t, 2, OP_AGENT_ADD, &bob, 0x66);
+	assert_int_equal(run_agent(&t), PROTO_E_DENIED);
+	agent_op(&t, 3, OP_AGENT_REMOVE, &bob, 0x66);
+	assert_int_equal(run_agent(&t), PROTO_E_DENIED);
+	assert_non_null(keystore_find(&ks, "added"));
+	/* its owner, with another private half: invalid_key */
+	agent_op(&t, 4, OP_AGENT_ADD, &alice, 0x66);
+	memset(t.op.add.seed, 0x67, sizeof(t.op.add.seed));
+	assert_int_equal(run_agent(&t), PROTO_E_INVALID_KEY);
+	/* the admin, with the right one (no constraints: they are replaced) */
+	agent_op(&t, 5, OP_AGENT_ADD, &admin_peer, 0x66);
+	assert_int_equal(run_agent(&t), PROTO_OK);
+	/* its owner removes it */
+	agent_op(&t, 6, OP_AGENT_REMOVE, &alice, 0x66);
+	assert_int_equal(run_agent(&t), PROTO_OK);
+	assert_null(keystore_find(&ks, "added"));
+	/* a key with a key file owned by alice: bob cannot remove it */
+	agent_op(&t, 7, OP_AGENT_REMOVE, &bob, 0x11);
+	assert_int_equal(run_agent(&t), PROTO_E_DENIED);
+	assert_non_null(keystore_find(&ks, "alice"));
+	/* remove-all by bob removes bob's own key only */
+	agent_op(&t, 8, OP_AGENT_REMOVE_ALL, &bob, 0);
+	assert_int_equal(run_agent(&t), PROTO_OK);
+	assert_null(keystore_find(&ks, "bob"));
+	assert_non_null(keystore_find(&ks, "alice"));
+	assert_non_null(keystore_find(&ks, "quota"));
+}
+
+/* a lifetime constraint removes the key when it runs out (the key's last
+ * reference is the keystore's: under Valgrind or a sanitizer, a read of
+ * the freed key in the expiry is reported) */
+static void test_agent_lifetime(void **state)
+{
+	TOp t;
+	uint64_t deadline;
+
+	(void)state;
+	memset(&session, 0, sizeof(session));
+	agent_op(&t, 1, OP_AGENT_ADD, &alice, 0x77);
+	snprintf(t.op.add.comment, sizeof(t.op.add.comment), "short");
+	t.op.add.lifetime = 1;
+	assert_int_equal(run_agent(&t), PROTO_OK);
+	assert_non_null(keystore_find(&ks, "short"));
+	deadline = now_ms() + 10000;
+	while (keystore_find(&ks, "short") && now_ms() < deadline)
+		uv_run(loop, UV_RUN_ONCE);
+	assert_null(keystore_find(&ks, "short"));
+	assert_null(ops.timers);
+}
+
+/* key.import owned by the caller; a label is never rebound */
+static void test_import_owner(void **state)
+{
+	TOp t;
+	Key *k;
+
+	(void)state;
+	memset(import_seed, 0x88, sizeof(import_seed));
+	op_new(&t, 1, OP_KEY_IMPORT, &bob);
+	fill_import(&t.q, "bobs");
+	assert_int_equal(submit(&t) < 0 ? wait_for(1) : PROTO_OK, PROTO_OK);
+	k = keystore_find(&ks, "bobs");
+	assert_non_null(k);
+	assert_int_equal(k->info.owner, BOB);
+	op_new(&t, 2, OP_KEY_IMPORT, &alice);
+	fill_import(&t.q, "alice");
+	assert_int_equal(run_op_t(&t), PROTO_E_EXISTS);
+	op_new(&t, 3, OP_KEY_IMPORT, &admin_peer);
+	fill_import(&t.q, "bobs");
+	assert_int_equal(run_op_t(&t), PROTO_E_EXISTS);
+}
+
+/* status: users see their own figures only */
+static void test_status_figures(void **state)
+{
+	TOp t;
+
+	(void)state;
+	ops.requests = 1234;
+	op_new(&t, 1, OP_STATUS, &bob);
+	assert_int_equal(submit(&t), PROTO_OK);
+	assert_int_equal(t.op.resp.u.status.requests, 0);
+	assert_int_equal(t.op.resp.u.status.keys, 3); /* not alice-only */
+	op_new(&t, 2, OP_STATUS, &admin_peer);
+	assert_int_equal(submit(&t), PROTO_OK);
+	assert_true(t.op.resp.u.status.requests >= 1234);
+	assert_int_equal(t.op.resp.u.status.keys, 4);
+}
+
+static void fill_public_alice_only(ProtoRequest *q)
+{
+	snprintf(q->u.key_public.label, sizeof(q->u.key_public.label), "alice-only");
+}
+
+/* key.public: a key the peer may not see is not found */
+static void test_public_hidden(void **state)
+{
+	(void)state;
+	assert_int_equal(run_op(1, OP_KEY_PUBLIC, &bob, fill_public_alice_only), PROTO_E_NOT_FOUND);
+	assert_int_equal(run_op(2, OP_KEY_PUBLIC, &alice, fill_public_alice_only), PROTO_OK);
+	assert_int_equal(run_op(3, OP_KEY_PUBLIC, &admin_peer, fill_public_alice_only), PROTO_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +683,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_quota_not_spent_by_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlock_delay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parked_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_add_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_lifetime, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_import_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_figures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_public_hidden, setup, teardown),
 	};
 
 	log_set_max_priority(LOG_PRIO_ERR - 1);
