@@ -211,6 +211,10 @@ def test_churn_during_rekey_and_unlock(tmp):
         for w in workers:
             w.join(60)
             assert not w.is_alive(), f"{w.name} did not finish (sigild stopped answering?)"
+        if any(w.error for w in workers):
+            # sigild ended by TSan (halt_on_error) shows as a lost connection
+            rep = tsan_report(d.lastlog())
+            assert rep is None, f"round {rnd}: ThreadSanitizer report:\n{rep}"
         for w in workers:
             assert w.error is None, w.error
         assert all(w.count > 0 for w in workers), [(w.name, w.count) for w in workers]
