@@ -228,6 +228,11 @@ def test_churn_during_rekey_and_unlock(tmp):
         rep = tsan_report(log)
         assert rep is None, f"round {rnd}: ThreadSanitizer report:\n{rep}"
         assert rc == 0, f"round {rnd}: sigild exited with {rc}: {log[-2000:]}"
+        # the round did what it is for: lifetimes ran out, keys were
+        # removed and deleted, the keystore was rekeyed and unlocked
+        for what in ("expired (lifetime constraint)", "op=ssh-remove result=ok", "op=delete result=ok",
+                     "op=rekey result=ok", "op=unlock result=ok"):
+            assert what in log, f"round {rnd}: no '{what}' in sigild's log"
 
         d.start()
         c = sigiltest.Client(d.sock)
