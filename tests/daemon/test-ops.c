@@ -672,6 +672,51 @@ static void test_public_hidden(void **state)
 	assert_int_equal(run_op(3, OP_KEY_PUBLIC, &admin_peer, fill_public_alice_only), PROTO_OK);
 }
 
+static void fill_export_alice(ProtoRequest *q)
+{
+	snprintf(q->u.key_export.label, sizeof(q->u.key_export.label), "alice");
+}
+
+/* export: the key's rules for everybody (alice's key is not exportable) */
+static void test_export_rules(void **state)
+{
+	TOp t;
+
+	(void)state;
+	assert_int_equal(run_op(1, OP_KEY_EXPORT, &alice, fill_export_alice), PROTO_E_DENIED);
+	assert_int_equal(run_op(2, OP_KEY_EXPORT, &admin_peer, fill_export_alice), PROTO_E_DENIED);
+	/* an exportable one, imported by bob: he gets the seed back */
+	memset(import_seed, 0x99, sizeof(import_seed));
+	op_new(&t, 3, OP_KEY_IMPORT, &bob);
+	fill_import(&t.q, "bob-exp");
+	t.q.u.key_import.exportable = true;
+	assert_int_equal(run_op_t(&t), PROTO_OK);
+	op_new(&t, 4, OP_KEY_EXPORT, &bob);
+	snprintf(t.q.u.key_export.label, sizeof(t.q.u.key_export.label), "bob-exp");
+	assert_int_equal(ops_submit(&ops, &t.op), false);
+	assert_int_equal(t.op.resp.error, PROTO_OK);
+	/* (ops_op_deinit wiped it in t_done) */
+	assert_true(sodium_is_zero(t.op.resp.u.key_export.seed, 32));
+}
+
+/* the auto-lock clock restarts at unlock: no lock again at once */
+static void test_auto_lock_restarts(void **state)
+{
+	uint64_t now = uv_now(loop);
+
+	(void)state;
+	ops.auto_lock_ms = 1000;
+	ops.last_key_use_ms = now > 2000 ? now - 2000 : 0;
+	assert_true(now - ops.last_key_use_ms >= ops.auto_lock_ms);
+	ops_tick(&ops);
+	assert_true(ops.locked); /* no key used for 2 s */
+	assert_int_equal(run_op(1, OP_UNLOCK, &admin_peer, NULL), PROTO_OK);
+	assert_false(ops.locked);
+	ops_tick(&ops);
+	assert_false(ops.locked);
+	assert_int_equal(run_op(2, OP_SIGN, &alice, fill_sign_alice), PROTO_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -688,6 +733,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_import_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_figures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_public_hidden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto_lock_restarts, setup, teardown),
 	};
 
 	log_set_max_priority(LOG_PRIO_ERR - 1);
