@@ -326,12 +326,17 @@ static int key_remove(Ops *o, Key *k)
 
 	memcpy(label, k->info.label, sizeof(label));
 	memcpy(pk, k->info.public_key, 32);
+	/* the keystore's reference may be the last one (a lifetime expiry
+	 * holds none): @k must outlive timer_cancel() */
+	key_ref(k);
 	r = keystore_delete(o->ks, label);
 	if (r) {
 		log_err("cannot delete key '%s': %s", label, r < 0 ? strerror(-r) : "not found");
+		key_unref(k);
 		return r;
 	}
 	timer_cancel(o, k);
+	key_unref(k);
 	/* its certificates (memory and ssh-certs/) go with it */
 	agent_certs_forget(o->certs, pk);
 	log_info("deleted key '%s'", label);
