@@ -57,8 +57,8 @@ static int u32_feed(void *f, const void *data, size_t n)
 static int u32_next(void *f, const uint8_t **framep, size_t *lenp)
 {
 	U32Framer *u = f;
-	const uint8_t *p = u->buf.data + u->start;
 	size_t avail = u->buf.len - u->start;
+	const uint8_t *p;
 	uint32_t len;
 
 	if (u->start > 0) {
@@ -66,7 +66,8 @@ static int u32_next(void *f, const uint8_t **framep, size_t *lenp)
 		sigil_wipe(u->buf.data, u->start);
 	}
 	if (avail < 4)
-		return STREAM_NONE;
+		return STREAM_NONE; /* (the buffer may not exist yet) */
+	p = u->buf.data + u->start;
 	len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 	if (len > u->max)
 		return STREAM_E_TOO_LARGE;

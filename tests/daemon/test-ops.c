@@ -468,7 +468,7 @@ static void test_parked_in_order(void **state)
 
 	(void)state;
 	memset(import_seed, 0x55, sizeof(import_seed));
-	assert_int_equal(run_op(100, OP_LOCK, &admin_peer, NULL), PROTO_OK);
+	assert_int_equal(run_op(50, OP_LOCK, &admin_peer, NULL), PROTO_OK); /* (ids < MAX_DONE) */
 	/* the unlock holds the keystore on the pool */
 	op_new(&t, id++, OP_UNLOCK, &admin_peer);
 	assert_int_equal(submit(&t), -1);
