@@ -537,6 +537,14 @@ static void job_queue(Ops *o, Op *op)
 	}
 }
 
+/* keep @op (its copy) and put it on the pool */
+static void to_pool(Ops *o, Op *op)
+{
+	op = defer(o, op);
+	if (op)
+		job_queue(o, op);
+}
+
 static void unlock_done(Ops *o, Op *op);
 static void rekey_done(Ops *o, Op *op);
 static void add_done(Ops *o, Op *op);
@@ -1066,9 +1074,7 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 	if (op->q->u.sign.message.len >= OPS_LARGE_MESSAGE) {
 		/* hashing a long message: on the pool (the key's reference and
 		 * the key job keep its secret alive and lock waiting) */
-		op = defer(o, op);
-		if (op)
-			job_queue(o, op);
+		to_pool(o, op);
 		return;
 	}
 	if (sign_now(op))
@@ -1288,9 +1294,7 @@ static void new_key(Ops *o, Op *op)
 		key->info.policy = &key->policy;
 	}
 	op->key = key;
-	op = defer(o, op);
-	if (op)
-		job_queue(o, op);
+	to_pool(o, op);
 }
 
 static void do_new_key(Ops *o, Op *op)
@@ -1452,9 +1456,7 @@ static void do_agent_add(Ops *o, Op *op)
 		return;
 	}
 	op->key = k;
-	op = defer(o, op);
-	if (op)
-		job_queue(o, op);
+	to_pool(o, op);
 }
 
 static void add_done(Ops *o, Op *op)
@@ -1722,9 +1724,7 @@ static void do_unlock(Ops *o, Op *op)
 		}
 	}
 	/* Argon2id (0.1-0.5 s) and key files: on the pool, the keystore held */
-	op = defer(o, op);
-	if (op)
-		job_queue(o, op);
+	to_pool(o, op);
 }
 
 static void unlock_done(Ops *o, Op *op)
@@ -1876,9 +1876,7 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 		if (!admit(o, op))
 			break;
 		if (op->q->u.verify.message.len >= OPS_LARGE_MESSAGE) {
-			op = defer(o, op);
-			if (op)
-				job_queue(o, op);
+			to_pool(o, op);
 			break;
 		}
 		op->resp.u.verify.valid = verify_now(op);
@@ -1896,9 +1894,7 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 		}
 		op->resp.u.verify_batch.valid = op->valid;
 		op->resp.u.verify_batch.n = n;
-		op = defer(o, op);
-		if (op)
-			job_queue(o, op);
+		to_pool(o, op);
 		break;
 	}
 	case OP_LOCK:
@@ -1908,9 +1904,7 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 		do_unlock(o, op);
 		break;
 	case OP_REKEY:
-		op = defer(o, op);
-		if (op)
-			job_queue(o, op);
+		to_pool(o, op);
 		break;
 	case OP_AUDIT:
 		do_audit(o, op);
