@@ -158,7 +158,7 @@ static void pool_spin(Pool *p)
 }
 
 /* the short jobs a worker takes under one lock */
-#define POOL_TAKE_MAX 8
+#define POOL_TAKE_MAX 32
 
 static void *pool_worker(void *arg)
 {
