@@ -3,6 +3,7 @@
 """sigild against another sigild build, in one interleaved run (issues 16, 18).
 
 Usage: tests/bench/compare.py --build DIR --baseline DIR [--rounds R] [--seconds S] [--out FILE]
+                              [--sweep] [--plot PNG] [--names NEW,BASE]
 
 Starts two sigild (DIR/daemon/sigild: "new"; the baseline build's: "base",
 e.g. a `git archive a8a873a` tree built with --buildtype=release), each
@@ -25,7 +26,10 @@ at 32, and verify_batch of 4,096 on the --workers 1 sigild. "Cores of
 signing" = signs/s x in-process sign time. The summary gives each figure's
 median [min .. max] over the rounds for new and base and the median of the
 per-round ratios new/base. The JSON of every run goes to FILE (default
-compare.json in the current directory).
+compare.json in the current directory). With --sweep, each round also
+measures sign at 1, 2, 4, 8, 16 and 32 connections, at depth 1 and 16,
+for new and base, and stock ssh-agent at each count; --plot PNG draws the
+medians with tests/bench/compare-plot.gp (gnuplot).
 """
 import argparse
 import json
@@ -41,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loadgen import TICK, cpu_ticks, fail, machine_ticks, need, wait_socket  # noqa: E402
 
 HOL_MSG = 32 << 20
+SWEEP = [1, 2, 4, 8, 16, 32]
 
 
 def med(xs):
@@ -55,7 +60,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--out", default="compare.json")
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--plot", default=None)
+    ap.add_argument("--names", default="sigild (new),sigild (baseline)")
     a = ap.parse_args()
+    if a.plot and not a.sweep:
+        fail("--plot needs --sweep")
     lg = need(os.path.join(a.build, "tests/bench/sigil-loadgen"), "sigil-loadgen of --build")
     bins = {"new": need(os.path.join(a.build, "daemon/sigild"), "sigild of --build"),
             "base": need(os.path.join(a.baseline, "daemon/sigild"), "sigild of --baseline")}
@@ -129,7 +139,7 @@ def main():
             t = threading.Thread(target=verifier)
             t.start()
             time.sleep(1.0)  # its preparation (one 32 MiB sign) and first verifies
-            box["s"] = run_lg(["--socket", k["sock"], "--key", "lg-ed", "--op", "sign"], seconds=a.seconds - 0.5)
+            box["s"] = run_lg(["--socket", k["sock"], "--key", "lg-ed", "--op", "sign"], seconds=max(0.3, a.seconds - 0.5))
             t.join()
             return box
 
@@ -156,6 +166,15 @@ def main():
                 }
                 if name == "new":
                     rnd["new1_batch4096"] = batch(d["new1"])
+            if a.sweep:
+                rnd["sweep"] = {}
+                for c in SWEEP:
+                    pt = {"ssh-agent": run_lg(["--ssh-agent", "--socket", asock, "--connections", str(c)],
+                                              ag.pid)}
+                    for name in order:
+                        pt[name] = sign(d[name], c)
+                        pt[name + "_16"] = sign(d[name], c, 16)
+                    rnd["sweep"][c] = pt
             res["rounds"].append(rnd)
             sys.stderr.write("round %d/%d done\n" % (i + 1, a.rounds))
         res["machine"]["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
@@ -227,6 +246,26 @@ def main():
         show("%.2f", w1), ncpu, show("%.2f", q1)))
     print("stock ssh-agent at 32: %s signs/s" % show("%.0f", [r["ssh_agent_32"]["requests_per_s"] for r in rounds]))
     res["summary"] = summary
+    if a.sweep:
+        tsv = os.path.splitext(a.out)[0] + ".tsv"
+        with open(tsv, "w") as f:
+            f.write("# connections\tnew\tbase\tnew x16\tbase x16\tssh-agent (signs/s, median of the rounds)\n")
+            for c in SWEEP:
+                cols = [med([r["sweep"][c][k]["requests_per_s"] for r in rounds])
+                        for k in ("new", "base", "new_16", "base_16", "ssh-agent")]
+                f.write("%d\t%s\n" % (c, "\t".join("%.1f" % x for x in cols)))
+                print("sweep %2d connections: new %.0f, base %.0f, new x16 %.0f, base x16 %.0f, ssh-agent %.0f"
+                      % tuple([c] + cols))
+        if a.plot:
+            gnuplot = need(shutil.which("gnuplot"), "gnuplot (Debian: gnuplot-nox)")
+            new_name, base_name = (a.names.split(",", 1) + ["baseline"])[:2]
+            sub = "%s, %d CPUs, %s; load average %s" % (time.strftime("%Y-%m-%d"), ncpu, res["machine"]["cpu"],
+                                                        " ".join(res["machine"]["loadavg_before"]))
+            subprocess.run([gnuplot, "-e", "infile='%s'; outfile='%s'; subtitle='%s'; newname='%s'; basename='%s'"
+                            % (tsv, a.plot, sub, new_name, base_name),
+                            os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare-plot.gp")],
+                           check=True)
+            print("wrote %s" % a.plot)
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
     print("wrote %s" % a.out)
