@@ -217,6 +217,8 @@ def main():
         ("dh/s, 32 x 1", lambda r, n: r[n]["dh_32"]["requests_per_s"], "%.0f"),
         ("daemon CPU per verify, 32 x 1, us", lambda r, n: r[n]["verify_32"]["daemon_cpu_us_per_req"], "%.1f"),
         ("daemon CPU per dh, 32 x 1, us", lambda r, n: r[n]["dh_32"]["daemon_cpu_us_per_req"], "%.1f"),
+        ("machine busy during verify 32 x 1", lambda r, n: r[n]["verify_32"]["machine_busy"], "%.2f"),
+        ("machine busy during dh 32 x 1", lambda r, n: r[n]["dh_32"]["machine_busy"], "%.2f"),
         ("agent SIGN_REQUEST/s, 32", lambda r, n: r[n]["agent_32"]["requests_per_s"], "%.0f"),
         ("agent sign / stock ssh-agent, 32", lambda r, n: r[n]["agent_32"]["requests_per_s"]
          / r["ssh_agent_32"]["requests_per_s"], "%.1f"),
