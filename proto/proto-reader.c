@@ -16,6 +16,9 @@
 #include "proto.h"
 #include "proto-private.h"
 
+/* bytes allocated beyond a long payload whose length is known */
+#define PROTO_READER_SLACK (64u * 1024)
+
 struct ProtoReader {
 	uint8_t *buf;      /* buffered bytes: [start, len) are unconsumed */
 	size_t start;      /* offset of the current frame */
@@ -221,10 +224,11 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n)
 				return -ENOMEM;
 			cap *= 2;
 		}
-		/* a long payload whose length is known: its size at once, not
-		 * by doublings that each copy (and wipe) all bytes so far */
-		if (r->want && r->want - (r->len - r->start) > n && r->start + r->want > cap)
-			cap = r->start + r->want;
+		/* a long payload whose length is known: its size at once (and
+		 * room for the small fields that may follow it), not by
+		 * doublings that each copy and wipe all bytes so far */
+		if (r->want && r->want - (r->len - r->start) > n && r->start + r->want + PROTO_READER_SLACK > cap)
+			cap = r->start + r->want + PROTO_READER_SLACK;
 		p = malloc(cap);
 		if (!p)
 			return -ENOMEM;
