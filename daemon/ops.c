@@ -489,6 +489,9 @@ static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
 	case OP_VERIFY:
 		op->resp.u.verify.valid = verify_now(op);
 		break;
+	case OP_DH:
+		op->r = sigil_x25519(op->resp.u.dh.shared_secret, op->key->secret->seed, q->u.dh.peer);
+		break;
 	case OP_KEY_GENERATE:
 		op->r = keystore_materialize(o->ks, op->key, NULL);
 		break;
@@ -558,6 +561,12 @@ static void job_queue(Ops *o, Op *op)
 		pool_verify_batch(o->pool, &op->batch);
 		return;
 	}
+	if (op->kind == OP_SIGN || op->kind == OP_AGENT_SIGN)
+		op->batch.job.here_if_alone = op->q->u.sign.message.len < OPS_LARGE_MESSAGE;
+	else if (op->kind == OP_VERIFY)
+		op->batch.job.here_if_alone = op->q->u.verify.message.len < OPS_LARGE_MESSAGE;
+	else if (op->kind == OP_DH)
+		op->batch.job.here_if_alone = true;
 	pool_submit(o->pool, &op->batch.job);
 	if (op->kind == OP_UNLOCK || op->kind == OP_REKEY) {
 		o->ks_busy = true;
@@ -619,6 +628,12 @@ static void job_done(PoolJob *j)
 		break;
 	case OP_VERIFY:
 		finish(o, op, PROTO_OK, NULL);
+		break;
+	case OP_DH:
+		if (op->r)
+			finish(o, op, PROTO_E_INVALID_KEY, "peer public key has small order (the shared secret would be zero)");
+		else
+			finish(o, op, PROTO_OK, NULL);
 		break;
 	case OP_SIGN:
 	case OP_AGENT_SIGN:
@@ -1092,28 +1107,14 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 		return;
 	}
 	o->last_key_use_ms = uv_now(o->loop);
-	if (op->kind == OP_DH) {
-		if (sigil_x25519(op->resp.u.dh.shared_secret, k->secret->seed, op->q->u.dh.peer) != 0) {
-			finish(o, op, PROTO_E_INVALID_KEY, "peer public key has small order (the shared secret would be zero)");
-			return;
-		}
-		finish(o, op, PROTO_OK, NULL);
-		return;
-	}
 	if (op->kind == OP_AGE_UNWRAP) {
 		age_unwrap(o, op);
 		return;
 	}
-	if (op->q->u.sign.message.len >= OPS_LARGE_MESSAGE) {
-		/* hashing a long message: on the pool (the key's reference and
-		 * the key job keep its secret alive and lock waiting) */
-		to_pool(o, op);
-		return;
-	}
-	if (sign_now(op))
-		finish(o, op, PROTO_E_INTERNAL, "signing failed");
-	else
-		finish(o, op, PROTO_OK, NULL);
+	/* sign and dh: on the pool (the key's reference and the key job keep
+	 * its secret alive and lock waiting); alone in its loop iteration, a
+	 * short one runs in place (pool_kick) */
+	to_pool(o, op);
 }
 
 /* the signature of an allowed sign or agent sign (loop thread or worker) */
@@ -2043,12 +2044,7 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 	case OP_VERIFY:
 		if (!admit(o, op))
 			break;
-		if (op->q->u.verify.message.len >= OPS_LARGE_MESSAGE) {
-			to_pool(o, op);
-			break;
-		}
-		op->resp.u.verify.valid = verify_now(op);
-		finish(o, op, PROTO_OK, NULL);
+		to_pool(o, op);
 		break;
 	case OP_VERIFY_BATCH: {
 		size_t n = op->q->u.verify_batch.n_items;

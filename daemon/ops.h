@@ -253,9 +253,11 @@ struct Ops {
 void ops_init(Ops *o, uv_loop_t *loop, Keystore *ks, const Config *config, Pool *pool,
               const uint64_t *unwritten_total);
 
-/* messages of at least this many bytes are signed and verified on the
- * pool: hashing 32 MiB takes ~45 ms, which no other connection should
- * wait for; shorter ones cost less than a hand-off (docs/throughput.md) */
+/* sign, verify and dh go to the pool; one of a shorter message than this
+ * that is alone in its loop iteration runs in pool_kick() on the loop
+ * thread (less than a hand-off's two wake-ups, docs/throughput.md); a
+ * longer one always on a worker: hashing 32 MiB takes ~45 ms, which no
+ * other connection should wait for */
 #define OPS_LARGE_MESSAGE (64u * 1024)
 /* close the timers (the loop then ends); parked ops are answered busy */
 void ops_close(Ops *o);

@@ -18,10 +18,14 @@
  *
  * Results: a lock-free stack of finished jobs (push by CAS, the loop thread
  * takes it all by exchange and reverses it into completion order). The
- * worker whose push finds the stack empty sends the async handle; the
- * others' jobs ride along. Every hand-over between threads is an atomic
- * operation or the mutex (ThreadSanitizer sees libuv's own atomics in
- * uv_async_send as plain code: sigil does not rely on them).
+ * worker whose push finds the stack empty writes the pool's eventfd, which
+ * the loop watches (uv_poll_t); the others' jobs ride along. Not
+ * uv_async_t: libuv 1.44's loop spins (997 pauses, then sched_yield) on an
+ * async handle whose sender is between its two steps, and on 2 vCPUs a
+ * preempted worker made that spin 7% of sigild's CPU under load (perf,
+ * docs/throughput.md). The loop reads the eventfd before it takes the
+ * stack, so a push after the take writes it again. Every hand-over
+ * between threads is an atomic operation or the mutex.
  */
 #include <assert.h>
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,13 +42,15 @@
 
 struct Pool {
 	uv_loop_t *loop;
-	uv_async_t async;      /* a batch of finished jobs (pool_reap) */
+	uv_poll_t async;       /* efd readable: a batch of finished jobs (pool_reap) */
+	int efd;               /* eventfd: written by the worker that starts a batch */
 	/* the loop thread's */
 	PoolJob *pend_head, *pend_tail; /* submitted, not yet kicked */
 	unsigned pend_parts;
 	size_t pending;        /* submitted, done() not yet called */
 	bool referenced;       /* async is ref'd: jobs are pending */
 	bool freeing;          /* in pool_free() */
+	bool kicking;          /* pool_kick() runs a lone job here */
 	/* shared: under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -100,8 +107,15 @@ static void pool_finish(Pool *p, PoolJob *j)
 		j->next = top;
 	} while (!atomic_compare_exchange_weak_explicit(&p->finished, &top, j, memory_order_release,
 	                                                memory_order_relaxed));
-	if (top == NULL)
-		uv_async_send(&p->async); /* the first of a batch: one wake of the loop */
+	if (top == NULL) { /* the first of a batch: one wake of the loop */
+		uint64_t one = 1;
+		ssize_t w;
+
+		do
+			w = write(p->efd, &one, sizeof one);
+		while (w < 0 && errno == EINTR);
+		/* (EAGAIN: the counter is full, so the loop is woken anyway) */
+	}
 }
 
 /* under lock: take the next part of the head job; wake one more idle
@@ -143,6 +157,9 @@ static void pool_spin(Pool *p)
 	}
 }
 
+/* the short jobs a worker takes under one lock */
+#define POOL_TAKE_MAX 32
+
 static void *pool_worker(void *arg)
 {
 	Pool *p = arg;
@@ -150,12 +167,25 @@ static void *pool_worker(void *arg)
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		if (p->head) {
-			unsigned part;
-			PoolJob *j = pool_take(p, &part);
+			/* short jobs a few at a time (this worker's share of the
+			 * queue, at most POOL_TAKE_MAX): one lock per chunk */
+			PoolJob *chunk[POOL_TAKE_MAX];
+			unsigned part[POOL_TAKE_MAX], n = 0;
+			unsigned share = (atomic_load_explicit(&p->queued, memory_order_relaxed) + p->n_workers - 1) /
+			                 p->n_workers;
 
+			if (share > POOL_TAKE_MAX)
+				share = POOL_TAKE_MAX;
+			do
+				chunk[n] = pool_take(p, &part[n]);
+			while (++n < share && chunk[n - 1]->here_if_alone && p->head && p->head->here_if_alone &&
+			       p->head->n_parts == 1);
 			pthread_mutex_unlock(&p->lock);
-			j->run(j, part, j->n_parts);
-			pool_finish(p, j);
+			for (unsigned i = 0; i < n; i++)
+				chunk[i]->run(chunk[i], part[i], chunk[i]->n_parts);
+			/* then the results together: one wake of the loop */
+			for (unsigned i = 0; i < n; i++)
+				pool_finish(p, chunk[i]);
 			pthread_mutex_lock(&p->lock);
 			continue;
 		}
@@ -178,13 +208,23 @@ static void *pool_worker(void *arg)
 	return NULL;
 }
 
-static void pool_on_async(uv_async_t *h)
+static void pool_on_async(uv_poll_t *h, int status, int events)
 {
-	pool_reap(h->data);
+	Pool *p = h->data;
+	uint64_t n;
+
+	(void)status;
+	(void)events;
+	/* read first: a push after pool_reap's take writes it again */
+	while (read(p->efd, &n, sizeof n) < 0 && errno == EINTR)
+		;
+	pool_reap(p);
 }
 
 static void pool_release(Pool *p)
 {
+	if (p->efd >= 0)
+		close(p->efd);
 	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
 	free(p->threads);
@@ -247,12 +287,24 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
 		free(p);
 		return -r;
 	}
-	r = uv_async_init(loop, &p->async, pool_on_async);
+	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->efd < 0) {
+		r = -errno;
+		p->efd = -1;
+		pool_release(p);
+		return r;
+	}
+	r = uv_poll_init(loop, &p->async, p->efd);
 	if (r < 0) {
 		pool_release(p);
 		return r;
 	}
 	p->async.data = p;
+	r = uv_poll_start(&p->async, UV_READABLE, pool_on_async);
+	if (r < 0) {
+		uv_close((uv_handle_t *)&p->async, pool_on_close);
+		return r;
+	}
 	uv_unref((uv_handle_t *)&p->async); /* held only while jobs are pending */
 
 	r = -pthread_attr_init(&attr);
@@ -332,8 +384,33 @@ void pool_submit(Pool *p, PoolJob *j)
 	pool_split(p, j, 1);
 }
 
+/* the lone short job of a kick, on the loop thread (pool_kick) */
+static void pool_run_here(Pool *p, PoolJob *j)
+{
+	p->pend_head = p->pend_tail = NULL;
+	p->pend_parts = 0;
+	atomic_store_explicit(&j->parts_left, 0, memory_order_relaxed);
+	j->run(j, 0, 1);
+	p->pending--;
+	j->next = NULL;
+	j->done(j); /* may free it, submit, kick */
+	if (p->pending == 0 && p->referenced) {
+		uv_unref((uv_handle_t *)&p->async);
+		p->referenced = false;
+	}
+}
+
 void pool_kick(Pool *p)
 {
+	/* a lone short job runs here; its done() may submit more (a resumed
+	 * request) and kick: this kick hands those over too, without nesting */
+	if (p->kicking)
+		return;
+	p->kicking = true;
+	while (p->pend_head && p->pend_head == p->pend_tail && p->pend_head->here_if_alone &&
+	       p->pend_head->n_parts == 1 && !p->freeing)
+		pool_run_here(p, p->pend_head);
+	p->kicking = false;
 	if (p->pend_head == NULL)
 		return;
 	pthread_mutex_lock(&p->lock);
@@ -350,6 +427,11 @@ void pool_kick(Pool *p)
 	pthread_mutex_unlock(&p->lock);
 	p->pend_head = p->pend_tail = NULL;
 	p->pend_parts = 0;
+}
+
+bool pool_unkicked(const Pool *p)
+{
+	return p->pend_head != NULL;
 }
 
 size_t pool_reap(Pool *p)

@@ -19,9 +19,10 @@
  * the loop thread itself never pays more than one wake-up per batch.
  *
  * Finished jobs go on a lock-free list; the worker that finds it empty
- * sends one uv_async_send for the whole batch, and the loop thread calls
- * done() for each job in completion order (pool_reap(), also run by the
- * async handle's callback).
+ * writes the pool's eventfd once for the whole batch (watched by a
+ * uv_poll_t: not uv_async_t, whose loop side spins on a preempted sender,
+ * see pool.c), and the loop thread calls done() for each job in completion
+ * order (pool_reap(), also run by the eventfd's callback).
  *
  * pool_split() queues a job in K parts: K workers (or fewer, one after the
  * other) each run one part; done() runs once, after the last part.
@@ -52,6 +53,9 @@ struct PoolJob {
 	/* on the loop thread, once, after every part: may free the job, and may
 	 * submit and kick new jobs (but not during pool_free()) */
 	void (*done)(PoolJob *j);
+	/* a short job (a signature, a dh): when it is the only job of a
+	 * pool_kick(), it runs on the loop thread there instead (see pool_kick) */
+	bool here_if_alone;
 	/* private to pool.c */
 	unsigned n_parts;
 	unsigned next_part; /* the next part a worker takes (under the pool's lock) */
@@ -63,7 +67,7 @@ struct PoolJob {
 /**
  * pool_new() - start the worker threads.
  * @poolp: the new pool
- * @loop: the loop thread's loop (the async handle that returns results)
+ * @loop: the loop thread's loop (its poll handle returns the results)
  * @n_workers: threads; 0: one per CPU sigild may run on (sched_getaffinity)
  * @spin_us: how long an idle worker polls its queue before it sleeps; no
  *           polling on a machine with one CPU, whatever spin_us says
@@ -71,9 +75,10 @@ struct PoolJob {
  * Each worker has a stack of POOL_STACK_SIZE (sigil_ed25519_verify_batch
  * needs about 212 KiB).
  *
- * Return: 0, -ENOMEM, a negative UV_E* of uv_async_init, or the -errno of
- * pthread_create (no thread is left running then; the memory goes in the
- * close callback of the async handle, when the loop runs next).
+ * Return: 0, -ENOMEM, the -errno of eventfd, a negative UV_E* of
+ * uv_poll_init/start, or the -errno of pthread_create (no thread is left
+ * running then; the memory goes in the close callback of the poll handle,
+ * when the loop runs next).
  */
 int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us);
 
@@ -84,14 +89,14 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
  * Jobs submitted and not yet kicked are kicked; the loop thread waits for
  * all of them (pthread_join of the workers once the queue is empty), then
  * calls their done() in completion order. The pool's memory is released by
- * the close callback of its async handle: the caller runs the loop once
+ * the close callback of its poll handle: the caller runs the loop once
  * more (as at any shutdown of libuv handles). Not from a done() callback.
  */
 void pool_free(Pool *p);
 
 /* whether a polling worker calls sched_yield() between its polls (default
  * false). Meant for a thread woken onto the poller's CPU (the loop, by the
- * worker's uv_async_send); measured (pool-bench, docs/throughput.md) it
+ * worker's eventfd write); measured (pool-bench, docs/throughput.md) it
  * helps a loop that blocks a little and ruins a loop that polls too: CFS
  * then runs the polling loop for a whole slice (3-4 ms a job) while the
  * job waits. Kept for that A/B; sigild should leave it off. */
@@ -133,15 +138,25 @@ void pool_split(Pool *p, PoolJob *j, unsigned n_parts);
  * One lock and at most one futex wake-up (none when a worker is polling
  * its queue), whatever the number of jobs: call it once per loop
  * iteration, after the iteration's requests were read.
+ *
+ * A batch of one job marked here_if_alone (and not split) is run on the
+ * calling thread instead, and its done() called before pool_kick()
+ * returns: a lone short job costs less than the two thread wake-ups of a
+ * round trip through a worker (about 34 us of CPU on sigild's 2-vCPU VM,
+ * docs/throughput.md), and it delays nobody's answer by more than itself,
+ * while two or more go to the workers, on every core.
  */
 void pool_kick(Pool *p);
+
+/* jobs were submitted since the last pool_kick() */
+bool pool_unkicked(const Pool *p);
 
 /**
  * pool_reap() - call done() for each job finished so far, in completion
  * order.
  * @p: the pool
  *
- * The async handle's callback does this; a loop that is awake anyway (busy
+ * The eventfd's callback does this; a loop that is awake anyway (busy
  * polling) may call it too, for example from a check handle.
  *
  * Return: the number of done() callbacks made.

@@ -36,8 +36,14 @@ typedef struct Request {
 	Stream *conn;
 	uint8_t *frame;       /* heap copies: the owned frame (wiped) */
 	size_t frame_len;
+	uint8_t *frame_base;  /* or the reader's buffer, taken with it (frame is inside) */
+	size_t frame_used;
 	bool heap;
 } Request;
+
+/* a kept frame at least this long takes the reader's buffer instead of a
+ * copy (a 32 MiB verify: no 32 MiB copy and wipe on the loop thread) */
+#define RPC_DETACH_MIN (64u * 1024)
 
 static OpKind kind_of(ProtoMethod m)
 {
@@ -71,10 +77,26 @@ static bool carries_secret(ProtoMethod m)
 	       m == PROTO_METHOD_LOCK;
 }
 
+/* methods whose frame holds nothing but public data (keys, signatures,
+ * messages to verify): not wiped, which for a 32 MiB message would hold
+ * the loop thread for milliseconds */
+static bool all_public(ProtoMethod m)
+{
+	return m == PROTO_METHOD_VERIFY || m == PROTO_METHOD_VERIFY_BATCH;
+}
+
 static void request_clear(Request *rq)
 {
+	ProtoMethod m = rq->req.method;
+
 	proto_request_deinit(&rq->req);
-	if (rq->frame) {
+	if (rq->frame_base) {
+		/* the reader's buffer: earlier frames before this one */
+		sigil_wipe(rq->frame_base, (size_t)(rq->frame - rq->frame_base));
+		if (!all_public(m))
+			sigil_wipe(rq->frame, rq->frame_len);
+		free(rq->frame_base);
+	} else if (rq->frame) {
 		sigil_wipe(rq->frame, rq->frame_len);
 		free(rq->frame);
 	}
@@ -140,13 +162,19 @@ static Op *rpc_keep(Op *op)
 	char err[PROTO_MESSAGE_MAX];
 	bool has_msgid;
 
-	if (h)
-		h->frame = malloc(rq->frame_len ? rq->frame_len : 1);
-	if (!h || !h->frame) {
-		free(h);
+	if (!h)
 		return NULL;
+	if (rq->frame_len >= RPC_DETACH_MIN && !carries_secret(rq->req.method)) /* (rpc_frame wipes those) */
+		h->frame = proto_reader_detach(rq->conn->framer.f, rq->frame, rq->frame_len, &h->frame_base,
+		                               &h->frame_used);
+	if (!h->frame) {
+		h->frame = malloc(rq->frame_len ? rq->frame_len : 1);
+		if (!h->frame) {
+			free(h);
+			return NULL;
+		}
+		memcpy(h->frame, rq->frame, rq->frame_len);
 	}
-	memcpy(h->frame, rq->frame, rq->frame_len);
 	h->frame_len = rq->frame_len;
 	/* decoded once already: only memory can fail */
 	if (proto_request_decode(&h->req, &has_msgid, h->frame, h->frame_len, err) != 0) {

@@ -30,14 +30,24 @@ static void server_on_signal(uv_signal_t *h, int signum);
 static void server_on_tick(uv_timer_t *t);
 static void server_maybe_finish(Server *s);
 
-/* once per loop iteration, before and after the poll phase: the audit
- * lines, then the answers */
+/* the jobs of this iteration in one hand-over (a lone short one runs
+ * here: pool_kick), then the audit lines and the answers; writing may
+ * resume a connection whose frames submit more, which go too (nothing
+ * else would wake the loop for them) */
+static void server_kick_flush(Server *s)
+{
+	do {
+		pool_kick(s->pool);
+		stream_hub_flush(&s->hub);
+	} while (pool_unkicked(s->pool));
+}
+
+/* once per loop iteration, before and after the poll phase */
 static void server_on_flush_prepare(uv_prepare_t *h)
 {
 	Server *s = h->data;
 
-	pool_kick(s->pool); /* the jobs of this iteration: one hand-over */
-	stream_hub_flush(&s->hub);
+	server_kick_flush(s);
 	stream_hub_new_phase(&s->hub); /* for the poll phase */
 	if (s->shutting_down)
 		server_maybe_finish(s);
@@ -47,8 +57,7 @@ static void server_on_flush_check(uv_check_t *h)
 {
 	Server *s = h->data;
 
-	pool_kick(s->pool);
-	stream_hub_flush(&s->hub);
+	server_kick_flush(s);
 	if (s->shutting_down)
 		server_maybe_finish(s);
 }

@@ -29,6 +29,7 @@ struct ProtoReader {
 	unsigned depth;
 	uint64_t left[PROTO_MAX_DEPTH]; /* elements left in each open container */
 	bool complete;     /* [start, start + pos) is a complete frame */
+	size_t want;       /* bytes of the frame (from start) the object being read needs, or 0 */
 	int error;         /* sticky PROTO_READER_E_* */
 };
 
@@ -151,6 +152,7 @@ static int scan(ProtoReader *r)
 	if (!r->buf)
 		return 0;
 	f = r->buf + r->start;
+	r->want = 0;
 	while (!r->complete && r->pos < avail) {
 		size_t hdr;
 		uint64_t payload, count;
@@ -172,8 +174,10 @@ static int scan(ProtoReader *r)
 			if (need > r->max_frame)
 				return r->error = PROTO_READER_E_TOO_LARGE;
 		}
-		if (payload > avail - r->pos - hdr)
+		if (payload > avail - r->pos - hdr) {
+			r->want = r->pos + hdr + (size_t)payload; /* (<= max_frame: checked above) */
 			return 0; /* wait for the whole payload */
+		}
 		r->pos += hdr + (size_t)payload;
 		if (count > 0) {
 			if (r->depth >= PROTO_MAX_DEPTH)
@@ -217,6 +221,10 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n)
 				return -ENOMEM;
 			cap *= 2;
 		}
+		/* a long payload whose length is known: its size at once, not
+		 * by doublings that each copy (and wipe) all bytes so far */
+		if (r->want && r->want - (r->len - r->start) > n && r->start + r->want > cap)
+			cap = r->start + r->want;
 		p = malloc(cap);
 		if (!p)
 			return -ENOMEM;
@@ -255,6 +263,18 @@ int proto_reader_next(ProtoReader *r, const uint8_t **framep, size_t *lenp)
 	r->depth = 0;
 	r->complete = false;
 	return PROTO_READER_FRAME;
+}
+
+uint8_t *proto_reader_detach(ProtoReader *r, const uint8_t *frame, size_t len, uint8_t **basep, size_t *usedp)
+{
+	if (!r->buf || r->error || frame < r->buf || frame + len != r->buf + r->start || r->start != r->len)
+		return NULL;
+	*basep = r->buf;
+	*usedp = r->len;
+	r->buf = NULL;
+	r->start = r->len = r->cap = 0;
+	r->want = 0;
+	return (uint8_t *)frame;
 }
 
 size_t proto_reader_buffered(const ProtoReader *r)

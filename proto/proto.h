@@ -410,6 +410,21 @@ int proto_reader_feed(ProtoReader *r, const void *data, size_t n);
  */
 int proto_reader_next(ProtoReader *r, const uint8_t **framep, size_t *lenp);
 
+/**
+ * proto_reader_detach() - take the buffer holding the frame
+ * proto_reader_next() just returned, instead of copying a long frame.
+ * @frame, @len: that frame
+ * @basep: set to the buffer (the caller's: free() it)
+ * @usedp: set to the bytes of it that were written: [0, frame) may hold
+ *         earlier frames of the stream (wipe them, they may have carried
+ *         secrets), then the frame
+ *
+ * Only when nothing is buffered after the frame; the reader then goes on
+ * with an empty buffer of its own.
+ * Return: @frame (now inside *basep), or NULL when not possible (copy it).
+ */
+uint8_t *proto_reader_detach(ProtoReader *r, const uint8_t *frame, size_t len, uint8_t **basep, size_t *usedp);
+
 /* bytes buffered and not yet returned as frames (memory accounting) */
 size_t proto_reader_buffered(const ProtoReader *r);
 /* true if bytes of an incomplete frame are buffered */

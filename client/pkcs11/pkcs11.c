@@ -1538,23 +1538,32 @@ CK_RV C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen, 
 	return rv;
 }
 
-CK_RV C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
+/* C_SignUpdate and C_VerifyUpdate: a part of the data of the session's
+ * sign (@verify false) or verify operation */
+static CK_RV session_update(CK_SESSION_HANDLE hSession, bool verify, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
 	Session *s;
+	Op *op;
 	CK_RV rv = session_lock(hSession, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (!s->sign.active)
+	op = verify ? &s->verify : &s->sign;
+	if (!op->active)
 		rv = CKR_OPERATION_NOT_INITIALIZED;
 	else if (!pPart && ulPartLen)
 		rv = CKR_ARGUMENTS_BAD;
 	else
-		rv = op_update(&s->sign, pPart, ulPartLen);
+		rv = op_update(op, pPart, ulPartLen);
 	if (rv != CKR_OK && rv != CKR_OPERATION_NOT_INITIALIZED)
-		op_reset(&s->sign);
+		op_reset(op);
 	pthread_mutex_unlock(&g.lock);
 	return rv;
+}
+
+CK_RV C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
+{
+	return session_update(hSession, false, pPart, ulPartLen);
 }
 
 CK_RV C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
@@ -1645,21 +1654,7 @@ CK_RV C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen
 
 CK_RV C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	Session *s;
-	CK_RV rv = session_lock(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (!s->verify.active)
-		rv = CKR_OPERATION_NOT_INITIALIZED;
-	else if (!pPart && ulPartLen)
-		rv = CKR_ARGUMENTS_BAD;
-	else
-		rv = op_update(&s->verify, pPart, ulPartLen);
-	if (rv != CKR_OK && rv != CKR_OPERATION_NOT_INITIALIZED)
-		op_reset(&s->verify);
-	pthread_mutex_unlock(&g.lock);
-	return rv;
+	return session_update(hSession, true, pPart, ulPartLen);
 }
 
 CK_RV C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)

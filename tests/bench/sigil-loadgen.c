@@ -553,7 +553,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--batch"))
 			opt.batch = (int)parse_num(v, a, 1, 4096);
 		else if (!strcmp(a, "--msg-size"))
-			opt.msg_size = (size_t)parse_num(v, a, 16, 4096);
+			opt.msg_size = (size_t)parse_num(v, a, 16, 48L << 20);
 		else if (!strcmp(a, "--seconds")) {
 			char *end;
 
@@ -578,10 +578,14 @@ int main(int argc, char **argv)
 		i++;
 	}
 	if (opt.op >= OP_IN_SIGN) {
+		if (opt.msg_size > 4096)
+			die("--msg-size", "in-process operations take at most 4096 bytes");
 		inproc();
 		return 0;
 	}
 	if (opt.ssh_agent) {
+		if (opt.msg_size > 4096)
+			die("--msg-size", "the ssh-agent measurement takes at most 4096 bytes");
 		if (!opt.socket)
 			die("--ssh-agent", "needs --socket");
 		if (opt.op != OP_SIGN || opt.depth != 1)
@@ -633,9 +637,11 @@ int main(int argc, char **argv)
 		if (opt.json)
 			printf("{\"target\":\"%s\",\"op\":\"%s\",\"connections\":%d,\"depth\":%d,\"batch\":%d,"
 			       "\"seconds\":%.3f,\"requests\":%" PRIu64 ",\"requests_per_s\":%.1f,\"items_per_s\":%.1f,"
-			       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f}\n",
+			       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
+			       "\"msg_size\":%zu}\n",
 			       target, op_names[opt.op], opt.conns, opt.depth, items, el, total, rps, rps * items,
-			       pct_us(&all, 0.5), pct_us(&all, 0.9), pct_us(&all, 0.99), pct_us(&all, 0.999));
+			       pct_us(&all, 0.5), pct_us(&all, 0.9), pct_us(&all, 0.99), pct_us(&all, 0.999),
+			       pct_us(&all, 1.0), opt.msg_size);
 		else
 			printf("%s %s: %d connection(s), depth %d, %d item(s)/request: %" PRIu64
 			       " requests in %.2f s = %.0f req/s, %.0f items/s; "

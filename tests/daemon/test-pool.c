@@ -504,6 +504,8 @@ typedef struct ChainJob {
 	unsigned left;
 	unsigned runs;
 	unsigned value;
+	uintptr_t sp0;   /* the first done()'s stack position */
+	size_t max_deep; /* how much deeper a later done() ran */
 } ChainJob;
 
 static void chain_run(PoolJob *j, unsigned part, unsigned n_parts)
@@ -519,7 +521,13 @@ static void chain_run(PoolJob *j, unsigned part, unsigned n_parts)
 static void chain_done(PoolJob *j)
 {
 	ChainJob *c = (ChainJob *)j;
+	char here;
+	uintptr_t sp = (uintptr_t)&here;
 
+	if (!c->sp0)
+		c->sp0 = sp;
+	if (sp < c->sp0 && c->sp0 - sp > c->max_deep)
+		c->max_deep = c->sp0 - sp;
 	if (c->left-- == 0)
 		return;
 	pool_submit(c->pool, &c->job);
@@ -548,6 +556,91 @@ static void test_chain(void **state)
 		assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 		assert_int_equal(uv_loop_close(&loop), 0);
 	}
+}
+
+/* ---- a lone short job runs in pool_kick(), on the loop thread --------- */
+
+typedef struct HereJob {
+	PoolJob job;
+	pthread_t ran_on;
+	bool done;
+} HereJob;
+
+static void here_run(PoolJob *j, unsigned part, unsigned n_parts)
+{
+	(void)part;
+	(void)n_parts;
+	((HereJob *)j)->ran_on = pthread_self();
+}
+
+static void here_done(PoolJob *j)
+{
+	((HereJob *)j)->done = true;
+}
+
+static void test_lone_job_runs_here(void **state)
+{
+	uv_loop_t loop;
+	Pool *p;
+	HereJob a = { .job = POOL_JOB_INIT(here_run, here_done) }, b = a, c = a;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(pool_new(&p, &loop, 2, 0), 0);
+	/* alone and marked: run and done before pool_kick() returns */
+	a.job.here_if_alone = true;
+	pool_submit(p, &a.job);
+	assert_true(pool_unkicked(p));
+	pool_kick(p);
+	assert_false(pool_unkicked(p));
+	assert_true(a.done);
+	assert_true(pthread_equal(a.ran_on, pthread_self()));
+	/* two marked jobs: both to the workers */
+	a.done = false;
+	b.job.here_if_alone = true;
+	pool_submit(p, &a.job);
+	pool_submit(p, &b.job);
+	pool_kick(p);
+	while (!a.done || !b.done)
+		uv_run(&loop, UV_RUN_ONCE);
+	assert_false(pthread_equal(a.ran_on, pthread_self()));
+	assert_false(pthread_equal(b.ran_on, pthread_self()));
+	/* alone but not marked (a long job): to a worker */
+	pool_submit(p, &c.job);
+	pool_kick(p);
+	assert_false(c.done);
+	while (!c.done)
+		uv_run(&loop, UV_RUN_ONCE);
+	assert_false(pthread_equal(c.ran_on, pthread_self()));
+	pool_free(p);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* a chain of lone short jobs, each submitted and kicked by the done() of
+ * the one before: all run in the first pool_kick(), one after the other
+ * (no nesting: 3,000 deep would be 3,000 stack frames) */
+static void test_chain_here(void **state)
+{
+	uv_loop_t loop;
+	ChainJob c = { .job = POOL_JOB_INIT(chain_run, chain_done), .left = 2999 };
+	unsigned want = 0;
+
+	(void)state;
+	c.job.here_if_alone = true;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(pool_new(&c.pool, &loop, 2, 0), 0);
+	pool_submit(c.pool, &c.job);
+	pool_kick(c.pool);
+	for (int i = 0; i < 3000; i++)
+		want = want * 3 + 1;
+	assert_int_equal(c.runs, 3000);
+	assert_int_equal(c.value, want);
+	assert_true(c.max_deep < 4096);
+	assert_false(pool_unkicked(c.pool));
+	pool_free(c.pool);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
 /* ---- verify_batch in parts -------------------------------------------- */
@@ -772,6 +865,8 @@ int main(void)
 		cmocka_unit_test(test_free_with_jobs_queued),
 		cmocka_unit_test(test_idle_pool),
 		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_lone_job_runs_here),
+		cmocka_unit_test(test_chain_here),
 		cmocka_unit_test(test_batch_ranges),
 		cmocka_unit_test(test_verify_batch_split),
 		cmocka_unit_test(test_verify_batch_edge),

@@ -133,6 +133,65 @@ static void test_reader_byte_by_byte(void **state)
 	msgpack_sbuffer_destroy(&c.sb);
 }
 
+/* a long frame taken out of the reader (rpc.c keeps a 32 MiB verify so):
+ * only when nothing follows it; the reader goes on empty and reads the
+ * next frames as before */
+static void test_reader_detach(void **state)
+{
+	Req a, b, c;
+	ProtoReader *rd;
+	const uint8_t *f;
+	uint8_t *base = NULL, *frame;
+	size_t len, used = 0;
+	static uint8_t big[300000];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7);
+	req_begin(&a, 1, "verify", 1);
+	kv_bin(&a, "message", big, sizeof(big));
+	req_begin(&b, 2, "status", 0);
+	req_begin(&c, 3, "hello", 0);
+	assert_int_equal(proto_reader_new(&rd, 1 << 20), 0);
+	/* b, then a in pieces after it in the buffer */
+	assert_int_equal(proto_reader_feed(rd, b.sb.data, b.sb.size), 0);
+	assert_int_equal(proto_reader_next(rd, &f, &len), PROTO_READER_FRAME);
+	assert_int_equal(len, b.sb.size);
+	for (size_t off = 0; off < a.sb.size; off += 65536) {
+		size_t n = a.sb.size - off < 65536 ? a.sb.size - off : 65536;
+
+		assert_int_equal(proto_reader_feed(rd, a.sb.data + off, n), 0);
+		if (off + n < a.sb.size)
+			assert_int_equal(proto_reader_next(rd, &f, &len), PROTO_READER_NONE);
+	}
+	assert_int_equal(proto_reader_next(rd, &f, &len), PROTO_READER_FRAME);
+	assert_int_equal(len, a.sb.size);
+	frame = proto_reader_detach(rd, f, len, &base, &used);
+	assert_ptr_equal(frame, f);
+	assert_non_null(base);
+	assert_true(frame >= base && frame + len == base + used);
+	assert_memory_equal(frame, a.sb.data, len);
+	assert_false(proto_reader_partial(rd));
+	assert_int_equal(proto_reader_buffered(rd), 0);
+	/* the reader goes on */
+	assert_int_equal(proto_reader_feed(rd, c.sb.data, c.sb.size), 0);
+	assert_int_equal(proto_reader_next(rd, &f, &len), PROTO_READER_FRAME);
+	assert_int_equal(len, c.sb.size);
+	assert_memory_equal(f, c.sb.data, len);
+	/* not when more bytes are buffered after the frame */
+	assert_int_equal(proto_reader_feed(rd, a.sb.data, a.sb.size), 0);
+	assert_int_equal(proto_reader_feed(rd, c.sb.data, 2), 0);
+	assert_int_equal(proto_reader_next(rd, &f, &len), PROTO_READER_FRAME);
+	assert_null(proto_reader_detach(rd, f, len, &base, &used));
+	assert_ptr_equal(base + used, frame + a.sb.size); /* (left as they were) */
+	assert_memory_equal(frame, a.sb.data, a.sb.size); /* the taken buffer is untouched */
+	free(base);
+	proto_reader_free(rd);
+	msgpack_sbuffer_destroy(&a.sb);
+	msgpack_sbuffer_destroy(&b.sb);
+	msgpack_sbuffer_destroy(&c.sb);
+}
+
 static void test_reader_too_large(void **state)
 {
 	/* [0, 42, "sign", [{"message": bin32 of 1 GiB ... */
@@ -698,6 +757,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reader_byte_by_byte),
+		cmocka_unit_test(test_reader_detach),
 		cmocka_unit_test(test_reader_too_large),
 		cmocka_unit_test(test_reader_invalid),
 		cmocka_unit_test(test_reader_object_limit),

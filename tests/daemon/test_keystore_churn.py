@@ -258,7 +258,90 @@ def test_churn_during_rekey_and_unlock(tmp):
     assert rc == 0, rc
 
 
-TESTS = [test_churn_during_rekey_and_unlock]
+def test_sign_storm_during_lock_and_delete(tmp):
+    """Issue 18: signatures on the workers while keys are deleted and the
+    keystore is locked and unlocked: every signature returned is made by
+    the key its label names, none after the key is gone, no race (TSan)."""
+    d = Daemon(tmp).start()
+    c = sigiltest.Client(d.sock)
+    c.call("unlock", {"passphrase": "storm"})
+    pks = {"storm": import_key(c, "storm")}
+    gen = {"n": 0, "label": None}
+
+    def new_victim():
+        label = f"victim-{gen['n']}"
+        gen["n"] += 1
+        pks[label] = import_key(c, label)
+        gen["label"] = label
+
+    new_victim()
+    stop = threading.Event()
+    seen = {"ok": 0, "locked": 0, "gone": 0}
+    lock = threading.Lock()
+
+    def signer_fn():
+        sc = sigiltest.Client(d.sock)
+
+        def step(w):
+            for label in ("storm", gen["label"]):
+                msg = f"{w.name} {w.count} {label}".encode()
+                try:
+                    sig = sc.call("sign", {"key": label, "message": msg})["signature"]
+                except RpcError as e:
+                    assert e.code in ("locked", "not_found", "busy"), e
+                    with lock:
+                        seen["locked" if e.code == "locked" else "gone"] += 1
+                    continue
+                assert verify(pks[label], sig, msg), f"{label}: a signature by another key"
+                with lock:
+                    seen["ok"] += 1
+        return step
+
+    ac = sigiltest.Client(d.sock)
+
+    def admin_step(w):
+        time.sleep(0.05)
+        if w.count % 2 == 0:
+            ac.call("lock")
+            time.sleep(0.02)
+            ac.call("unlock", {"passphrase": "storm"})
+        else:
+            old = gen["label"]
+            new_victim()
+            try:
+                c.call("key.delete", {"label": old})
+            except RpcError as e:
+                assert e.code == "busy", e
+
+    workers = [Worker(f"signer{i}", signer_fn(), stop) for i in range(6)] + [Worker("admin", admin_step, stop)]
+    for w in workers:
+        w.start()
+    end = time.monotonic() + 3.0
+    while time.monotonic() < end and not stop.is_set():
+        time.sleep(0.05)
+    stop.set()
+    for w in workers:
+        w.join(60)
+        assert not w.is_alive(), f"{w.name} did not finish (sigild stopped answering?)"
+    rep = tsan_report(d.lastlog())
+    assert rep is None, f"ThreadSanitizer report:\n{rep}"
+    for w in workers:
+        assert w.error is None, w.error
+    print(f"# signatures {seen['ok']}, refused while locked {seen['locked']}, deleted key {seen['gone']}, "
+          f"admin steps {workers[-1].count}", flush=True)
+    assert seen["ok"] > 100 and seen["locked"] > 0, seen
+    ac.close()
+    c.close()
+    rc = d.stop()
+    rep = tsan_report(d.lastlog())
+    assert rep is None, f"ThreadSanitizer report:\n{rep}"
+    assert rc == 0, rc
+    log = d.lastlog()
+    for what in ("op=delete result=ok", "op=lock result=ok", "op=unlock result=ok"):
+        assert what in log, f"no '{what}' in sigild's log"
+
+
+TESTS = [test_churn_during_rekey_and_unlock, test_sign_storm_during_lock_and_delete]
 
 
 def main():
