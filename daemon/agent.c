@@ -404,7 +404,10 @@ static Op *agent_keep(Op *op)
 	*h = *ar;
 	h->heap = true;
 	h->op.q = &h->req;
-	if (ar->msg) {
+	/* the message only while the core may still relay it (an op whose
+	 * key sigild found is its own: a signature on the workers) */
+	h->msg = NULL;
+	if (ar->msg && !op->key) {
 		h->msg = malloc(ar->msg_len ? ar->msg_len : 1);
 		if (!h->msg) {
 			free(h);
