@@ -7,14 +7,16 @@
 #ifndef SIGIL_DAEMON_AGENT_H
 #define SIGIL_DAEMON_AGENT_H
 
+#include "agent-upstream.h"
 #include "ops.h"
 #include "stream.h"
 
 extern const StreamClass agent_class;
 
-/* the front-end state of a new agent stream (its data), talking to @ops.
- * Return: 0 or -ENOMEM */
-int agent_stream_init(Stream *s, Ops *ops);
+/* the front-end state of a new agent stream (its data), talking to @ops,
+ * relaying through @upstream (NULL or no path: none; it outlives the
+ * stream). Return: 0 or -ENOMEM */
+int agent_stream_init(Stream *s, Ops *ops, AgentUpstreamConfig *upstream);
 /* the agent protocol's framing (uint32 length, at most AGENT_MAX_MSG) */
 int agent_framer(StreamFramer *fr);
 

@@ -237,6 +237,17 @@ int config_load(Config *out, const char *path, char *errmsg, size_t errmsg_len)
 			c.ssh_agent_persist = v[0] == 'y';
 			continue;
 		}
+		if (strcmp(k, "ssh_agent_upstream") == 0) {
+			/* issue 21: the keys sigil does not hold come from this agent */
+			if (*v && (v[0] != '/' || strlen(v) >= sizeof(c.ssh_agent_upstream))) {
+				snprintf(errmsg, errmsg_len, "%s:%u: ssh_agent_upstream must be an absolute socket path "
+				         "shorter than %zu bytes", path, lineno, sizeof(c.ssh_agent_upstream));
+				r = CONFIG_E_INVALID;
+				break;
+			}
+			memcpy(c.ssh_agent_upstream, v, strlen(v) + 1);
+			continue;
+		}
 		if (strcmp(k, "ssh_agent_confirm_program") == 0) {
 			/* added for the ssh-agent (issue 7) */
 			if (*v && (v[0] != '/' || strlen(v) >= sizeof(c.ssh_agent_confirm_program))) {

@@ -33,6 +33,7 @@ typedef struct Config {
 	unsigned busy_poll_us;          /* server_run(); 0: never */
 	char ssh_agent_confirm_program[256]; /* absolute path; empty: confirm constraints refused */
 	bool ssh_agent_persist;         /* keys added through the agent get a key file */
+	char ssh_agent_upstream[108];   /* another agent's socket for the keys sigil does not hold; empty: none */
 	/* keys at rest (docs/security.md); the command line options of the
 	 * same names win over these */
 	char master_key_file[4096];     /* empty: none */

@@ -45,6 +45,8 @@ static void usage(FILE *f)
 	        "  --socket PATH            listening socket (default below)\n"
 	        "  --ssh-agent-socket PATH  ssh-agent protocol socket (default: ssh-agent.sock\n"
 	        "                           next to the socket; \"none\" turns it off)\n"
+	        "  --ssh-agent-upstream SOCK  another ssh-agent for the keys sigild does not hold\n"
+	        "                           (RSA, ECDSA, sk-*; config ssh_agent_upstream)\n"
 	        "  --state-dir DIR          key storage directory (default below)\n"
 	        "  --config FILE            configuration file (key = value; see sigil.conf.example);\n"
 	        "                           the options below from --master-key-file to --auto-lock\n"
@@ -194,10 +196,11 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_AGENT_SOCKET, OPT_STATE, OPT_CONFIG, OPT_WORKERS, OPT_FOREGROUND, OPT_UNLOCKED,
 	       OPT_VERBOSE, OPT_HELP, OPT_VERSION, OPT_MASTER_KEY_FILE, OPT_PASSPHRASE, OPT_EPHEMERAL,
-	       OPT_PWHASH_OPS, OPT_PWHASH_MEM, OPT_AUDIT_FILE, OPT_AUTO_LOCK };
+	       OPT_PWHASH_OPS, OPT_PWHASH_MEM, OPT_AUDIT_FILE, OPT_AUTO_LOCK, OPT_AGENT_UPSTREAM };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "ssh-agent-socket", required_argument, NULL, OPT_AGENT_SOCKET },
+		{ "ssh-agent-upstream", required_argument, NULL, OPT_AGENT_UPSTREAM },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -226,6 +229,7 @@ int main(int argc, char **argv)
 	Config config;
 	SealOptions seal_opt = { 0 };
 	const char *audit_path = NULL;
+	const char *agent_upstream = NULL;
 	uint64_t auto_lock_ms = 0;
 	bool auto_lock_set = false;
 	static Server server;
@@ -235,6 +239,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case OPT_SOCKET: free(socket_path); socket_path = strdup(optarg); break;
 		case OPT_AGENT_SOCKET: free(agent_path); agent_path = strdup(optarg); break;
+		case OPT_AGENT_UPSTREAM: agent_upstream = optarg; break;
 		case OPT_STATE: free(state_dir); state_dir = strdup(optarg); break;
 		case OPT_CONFIG: free(config_path); config_path = strdup(optarg); break;
 		case OPT_WORKERS: {
@@ -323,6 +328,14 @@ int main(int argc, char **argv)
 		audit_path = config.audit_file;
 	if (!auto_lock_set)
 		auto_lock_ms = config.auto_lock_ms;
+	if (agent_upstream) {
+		if (agent_upstream[0] != '/' || strlen(agent_upstream) >= sizeof(config.ssh_agent_upstream)) {
+			log_err("--ssh-agent-upstream takes an absolute socket path shorter than %zu bytes",
+			        sizeof(config.ssh_agent_upstream));
+			return 2;
+		}
+		snprintf(config.ssh_agent_upstream, sizeof(config.ssh_agent_upstream), "%s", agent_upstream);
+	}
 	if (!socket_path)
 		socket_path = default_socket();
 	if (!socket_path) {

@@ -18,6 +18,11 @@
  *   failed unlock delays the next one (0.1 s per failure in a row, at most
  *   10 s).
  * Quota (max_signs, rate) is charged only when an operation is performed.
+ *
+ * The upstream agent (OP_AGENT_RELAY): used only by admitted peers, never
+ * for an identity sigil holds (its own rules answer), nothing but the
+ * copies while sigil is locked, the copies of lock, unlock and remove-all
+ * only after sigil's own succeeded (so only admins lock the upstream).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -79,6 +84,7 @@ static const char *const op_names[_OP_KIND_N] = {
 	[OP_KEY_IMPORT_WRAPPED] = "age-unwrap",
 	[OP_AGENT_LIST] = "ssh-list", [OP_AGENT_SIGN] = "ssh-sign", [OP_AGENT_ADD] = "ssh-add",
 	[OP_AGENT_REMOVE] = "ssh-remove", [OP_AGENT_REMOVE_ALL] = "ssh-remove",
+	[OP_AGENT_RELAY] = "relay",
 };
 
 /* ---- results and audit ------------------------------------------------------ */
@@ -120,6 +126,12 @@ static bool audited(const Op *op)
 		return op->resp.error != PROTO_OK && op->resp.error != PROTO_E_NOT_FOUND;
 	case OP_AGENT_REMOVE_ALL:
 		return op->resp.error != PROTO_OK; /* each key removed has its line */
+	case OP_AGENT_RELAY:
+		/* relayed listings and queries read public data, as sigil's own
+		 * listing: a line only when sigil refused the peer */
+		if (op->up.kind == OPS_RELAY_LIST || op->up.kind == OPS_RELAY_QUERY)
+			return !op->up.sent && op->resp.error == PROTO_E_DENIED;
+		return true;
 	default:
 		return true;
 	}
@@ -131,6 +143,25 @@ static void audit_op(const Op *op, const Key *key, const char *label, ProtoError
 
 	audit_event(p->uid, p->pid, p->exe, key ? key->info.label : label, key ? key->info.fingerprint : NULL,
 	            op_names[op->kind], result_name(e), why);
+}
+
+static const char *const relay_results[] = {
+	[OPS_RELAY_OK] = "ok", [OPS_RELAY_FAILED] = "failed", [OPS_RELAY_UNREACHABLE] = "unreachable",
+};
+
+/* a relayed op's line: op=relay, the key's fingerprint, the upstream's
+ * result (or sigil's refusal), why= the request */
+static void audit_relay(const Op *op, ProtoError e)
+{
+	const Peer *p = op->peer;
+	char why[sizeof(op->up.what) + 2 + sizeof(op->resp.message)];
+
+	if (op->up.sent)
+		snprintf(why, sizeof(why), "%s", op->up.what);
+	else
+		snprintf(why, sizeof(why), "%s: %s", op->up.what, op->resp.message);
+	audit_event(p->uid, p->pid, p->exe, NULL, op->up.fp, op_names[op->kind],
+	            op->up.sent ? relay_results[op->up.result] : result_name(e), why);
 }
 
 /* the label an op names, for refusals before a key is found */
@@ -189,7 +220,9 @@ static void finish(Ops *o, Op *op, ProtoError code, const char *fmt, ...)
 		vsnprintf(op->resp.message, sizeof(op->resp.message), fmt, ap);
 		va_end(ap);
 	}
-	if (audited(op))
+	if (audited(op) && op->kind == OP_AGENT_RELAY)
+		audit_relay(op, code);
+	else if (audited(op))
 		audit_op(op, op->key, op_label(op), code, code == PROTO_OK ? ok_reason(op)
 		         : op->why[0] ? op->why : op->resp.message[0] ? op->resp.message : NULL);
 	uncount(o, op);
@@ -1235,32 +1268,46 @@ static int list_certs(Ops *o, Op *op)
 	return 0;
 }
 
-static void do_list(Ops *o, Op *op)
+/* the keys @op's peer sees into its result: key.list's, or (@agent) the
+ * agent list's with the certificates after them. Return: 0 or -ENOMEM */
+static int list_keys(Ops *o, Op *op, bool agent)
 {
 	Keystore *ks = o->ks;
 	size_t n = 0;
 
 	op->list = calloc(ks->n_keys ? ks->n_keys : 1, sizeof(*op->list));
-	if (!op->list) {
-		finish(o, op, PROTO_E_INTERNAL, "out of memory");
-		return;
-	}
+	if (!op->list)
+		return -ENOMEM;
 	for (size_t i = 0; i < ks->n_keys; i++) {
 		Key *k = ks->keys[i];
 
 		/* (a plain identity removed while its certificates stay is not listed) */
-		if (op->kind == OP_AGENT_LIST ? !is_locked(o) && agent_lists(o, op, k) &&
-		                                    !agent_certs_hidden(o->certs, k->info.public_key)
-		                              : may_see(o, op->peer, k))
+		if (agent ? !is_locked(o) && agent_lists(o, op, k) && !agent_certs_hidden(o->certs, k->info.public_key)
+		          : may_see(o, op->peer, k))
 			op->list[n++] = k->info;
 	}
-	if (op->kind == OP_AGENT_LIST && list_certs(o, op) < 0) {
-		finish(o, op, PROTO_E_INTERNAL, "out of memory");
-		return;
-	}
+	if (agent && list_certs(o, op) < 0)
+		return -ENOMEM;
 	op->resp.u.key_list.keys = op->list;
 	op->resp.u.key_list.n_keys = n;
-	finish(o, op, PROTO_OK, NULL);
+	return 0;
+}
+
+static void relay(Ops *o, Op *op, OpsRelayKind kind, const char *what);
+
+static void do_list(Ops *o, Op *op)
+{
+	bool agent = op->kind == OP_AGENT_LIST;
+
+	if (agent && op->relay && !is_locked(o)) {
+		/* with the upstream's: sigil's part is read when it answered */
+		relay(o, op, OPS_RELAY_LIST, "identities");
+		return;
+	}
+	if (list_keys(o, op, agent) < 0)
+		finish(o, op, PROTO_E_INTERNAL, "out of memory");
+	else
+		finish(o, op, PROTO_OK, NULL);
 }
 
 /* ---- changing keys ------------------------------------------------------------ */
@@ -1528,6 +1575,119 @@ static void plain_blob(const uint8_t pk[32], uint8_t out[51])
 	memcpy(out + 19, pk, 32);
 }
 
+/* ---- the upstream agent (OP_AGENT_RELAY) ----------------------------------- */
+
+/* does sigild hold the identity an agent op names (a key, or a
+ * certificate of one)? Then its own rules answer, never the upstream */
+static bool holds(Ops *o, const Op *op)
+{
+	uint8_t pk[32];
+	bool is_cert;
+
+	if (!op->cert)
+		return find_pk(o, op->pk) != NULL;
+	return agent_cert_key_of(op->cert, op->cert_len, pk, &is_cert) == 0 && find_pk(o, pk) != NULL;
+}
+
+/* ssh-keygen -l's fingerprint of a public key blob */
+static void blob_fingerprint(char out[PROTO_FINGERPRINT_MAX], const uint8_t *blob, size_t len)
+{
+	uint8_t digest[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256(digest, blob, len);
+	memcpy(out, "SHA256:", 7);
+	sodium_bin2base64(out + 7, PROTO_FINGERPRINT_MAX - 7, digest, sizeof(digest),
+	                  sodium_base64_VARIANT_ORIGINAL_NO_PADDING);
+}
+
+/* the answers that the connection waits for (not a copy, not a listing):
+ * in the in-flight limits like sigil's own */
+static bool relay_waited(OpsRelayKind k)
+{
+	return k == OPS_RELAY_SIGN || k == OPS_RELAY_ADD || k == OPS_RELAY_REMOVE || k == OPS_RELAY_EXTENSION;
+}
+
+/* the upstream's part is over (and sigil's keystore free): the result */
+static void relay_end(Ops *o, Op *op)
+{
+	if (op->up.kind == OPS_RELAY_LIST) {
+		/* sigil's identities first, as they are now; locked meanwhile:
+		 * the upstream's are left out too */
+		if (is_locked(o))
+			op->up.result = OPS_RELAY_UNREACHABLE;
+		if (list_keys(o, op, true) < 0)
+			finish(o, op, PROTO_E_INTERNAL, "out of memory");
+		else
+			finish(o, op, PROTO_OK, NULL);
+		return;
+	}
+	if (op->up.result == OPS_RELAY_UNREACHABLE && op->up.kind != OPS_RELAY_QUERY && op->up.kind != OPS_RELAY_COPY)
+		finish(o, op, PROTO_E_BUSY, "the upstream agent did not answer");
+	else
+		finish(o, op, PROTO_OK, NULL); /* its answer is the answer */
+}
+
+/*
+ * relay() - @op goes to the upstream agent (@kind and @what: what it
+ * became; OPS_RELAY_NONE: the front-end's kind). The peer is admitted
+ * (dispatch); sigil is not locked, except for a copy (sigil answered from
+ * its own state); an answer the connection waits for is within the
+ * in-flight limits. The op is kept until ops_relay_done().
+ */
+static void relay(Ops *o, Op *op, OpsRelayKind kind, const char *what)
+{
+	op->kind = OP_AGENT_RELAY;
+	if (kind != OPS_RELAY_NONE) {
+		op->up.kind = kind;
+		snprintf(op->up.what, sizeof(op->up.what), "%s", what);
+	}
+	if (!op->relay || op->up.kind == OPS_RELAY_NONE) {
+		finish(o, op, PROTO_E_BAD_REQUEST, "no upstream agent");
+		return;
+	}
+	if (op->up.kind != OPS_RELAY_COPY && is_locked(o)) {
+		finish(o, op, PROTO_E_LOCKED, "sigild is locked: nothing but copies goes to the upstream agent");
+		return;
+	}
+	if (relay_waited(op->up.kind) && !op->counted && !admit(o, op))
+		return;
+	op = defer(o, op);
+	if (!op)
+		return;
+	op->up.sent = true;
+	if (op->relay(op) < 0) {
+		op->up.result = OPS_RELAY_UNREACHABLE;
+		relay_end(o, op);
+	}
+}
+
+/* a sign or remove of an identity sigil does not hold: the upstream's */
+static void relay_key(Ops *o, Op *op, OpsRelayKind kind, const char *what)
+{
+	uint8_t blob[51];
+
+	if (op->cert) {
+		blob_fingerprint(op->up.fp, op->cert, op->cert_len);
+	} else {
+		plain_blob(op->pk, blob);
+		blob_fingerprint(op->up.fp, blob, sizeof(blob));
+	}
+	relay(o, op, kind, what);
+}
+
+void ops_relay_done(Op *op, OpsRelayResult r)
+{
+	Ops *o = op->ops;
+
+	op->up.result = r;
+	if (op->up.kind == OPS_RELAY_LIST && o->ks_busy) {
+		/* an unlock or rekey holds the keystore: after it (dispatch) */
+		park(o, op);
+		return;
+	}
+	relay_end(o, op);
+}
+
 static void do_agent_remove(Ops *o, Op *op)
 {
 	const char *why = NULL;
@@ -1535,6 +1695,10 @@ static void do_agent_remove(Ops *o, Op *op)
 	bool is_cert = false;
 	Key *k;
 
+	if (op->relay && !holds(o, op)) {
+		relay_key(o, op, OPS_RELAY_REMOVE, "remove");
+		return;
+	}
 	if (is_locked(o)) {
 		finish(o, op, PROTO_E_LOCKED, "sigild is locked");
 		return;
@@ -1842,6 +2006,10 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 		do_delete(o, op);
 		break;
 	case OP_AGENT_SIGN:
+		if (op->relay && !holds(o, op)) {
+			relay_key(o, op, OPS_RELAY_SIGN, "sign");
+			break;
+		}
 		/* a certificate sigild holds signs with its key; a plain identity
 		 * removed while its certificates stay signs nothing */
 		if (op->cert ? agent_certs_resolve(o->certs, op->cert, op->cert_len, op->pk) < 0
@@ -1914,6 +2082,12 @@ static void dispatch(Ops *o, Op *op, bool resumed)
 	case OP_AGENT_REMOVE_ALL:
 		do_agent_remove_all(o, op);
 		break;
+	case OP_AGENT_RELAY:
+		if (op->up.sent)
+			relay_end(o, op); /* answered while the keystore was held (parked) */
+		else
+			relay(o, op, OPS_RELAY_NONE, NULL);
+		break;
 	default:
 		finish(o, op, PROTO_E_UNKNOWN_METHOD, "unknown operation");
 		break;
@@ -1935,6 +2109,8 @@ bool ops_submit(Ops *o, Op *op)
 	op->next = NULL;
 	op->keystore_job = op->key_job = false;
 	op->why[0] = '\0';
+	op->up.sent = false;
+	op->up.fp[0] = '\0';
 	dispatch(o, op, false);
 	return op->was_kept;
 }

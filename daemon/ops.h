@@ -16,6 +16,15 @@
  * charges the key's quota when the operation is performed, writes its
  * audit line and hands the result back through op->done().
  *
+ * The upstream agent (OP_AGENT_RELAY): an agent connection with one lends
+ * its ops a relay() (agent.c, the transport agent-upstream.c). The core
+ * decides what goes there (a SIGN_REQUEST or REMOVE_IDENTITY for an
+ * identity sigil does not hold, a listing while unlocked; the front-end's
+ * ADD of a key type sigil cannot hold, extensions, and the copies of lock,
+ * unlock, remove-all and session-bind after sigil's own), keeps the op
+ * while the upstream answers (ops_relay_done) and writes its one audit
+ * line (op=relay) with the upstream's result.
+ *
  * Front-ends (rpc.c, agent.c) only translate: bytes -> Op, Op -> bytes.
  * This module knows no wire format and no connection: it sees a Peer, an
  * OpsClient (a connection's counters) and, for the ssh-agent socket, the
@@ -74,8 +83,42 @@ typedef enum OpKind {
 	OP_AGENT_ADD,
 	OP_AGENT_REMOVE,
 	OP_AGENT_REMOVE_ALL,
+	/* a request for the upstream agent: op->up says what, op->relay()
+	 * sends it (OP_AGENT_LIST, _SIGN and _REMOVE become one when sigil
+	 * does not hold the identity) */
+	OP_AGENT_RELAY,
 	_OP_KIND_N,
 } OpKind;
+
+/* what a relayed request is */
+typedef enum OpsRelayKind {
+	OPS_RELAY_NONE,
+	OPS_RELAY_LIST,      /* REQUEST_IDENTITIES: sigil's identities (the result), then the upstream's */
+	OPS_RELAY_QUERY,     /* extension query: sigil's names, then the upstream's */
+	OPS_RELAY_SIGN,      /* SIGN_REQUEST for an identity sigil does not hold */
+	OPS_RELAY_ADD,       /* ADD of a key type sigil cannot hold (the front-end's) */
+	OPS_RELAY_REMOVE,    /* REMOVE_IDENTITY of an identity sigil does not hold */
+	OPS_RELAY_EXTENSION, /* an extension sigil does not know (the front-end's) */
+	OPS_RELAY_COPY,      /* lock, unlock, remove-all, session-bind after sigil's own: sigil answered */
+} OpsRelayKind;
+
+/* how the upstream's part ended */
+typedef enum OpsRelayResult {
+	OPS_RELAY_OK,          /* it answered (not FAILURE) */
+	OPS_RELAY_FAILED,      /* it answered FAILURE */
+	OPS_RELAY_UNREACHABLE, /* no answer: down, timed out, a bad frame, or the connection
+	                        * closed; also a listing's answer that came after sigil locked
+	                        * (the front-end then leaves the upstream's answer out) */
+} OpsRelayResult;
+
+typedef struct OpsRelay {
+	OpsRelayKind kind;           /* set by the front-end for its kinds, by the core for the others */
+	char what[40];               /* the request in the audit line: "sign", "add ssh-rsa", "lock" */
+	/* the core's */
+	char fp[PROTO_FINGERPRINT_MAX]; /* the key's SHA256 fingerprint, "" if none */
+	bool sent;                   /* handed to op->relay() */
+	OpsRelayResult result;
+} OpsRelay;
 
 /* a connection's share of the in-flight limits (the front-end's) */
 typedef struct OpsClient {
@@ -112,6 +155,14 @@ struct Op {
 	ProtoRequest *q;             /* the arguments (the agent front-end fills one too) */
 	uint8_t pk[32];              /* agent kinds: the key's public key */
 	OpsAgentAdd add;             /* OP_AGENT_ADD */
+	/*
+	 * relay() - the connection's upstream agent (NULL: none) takes @op (a
+	 * kept copy) and answers it later through ops_relay_done(), never from
+	 * inside relay(). Return: 0, or -1 when it cannot be sent now (the
+	 * core then ends @op as unreachable).
+	 */
+	int (*relay)(Op *op);
+	OpsRelay up;                 /* OP_AGENT_RELAY */
 	/* agent kinds: an OpenSSH certificate blob (owned; NULL: none). ADD:
 	 * the certificate to keep with key op->pk; SIGN, REMOVE: the identity
 	 * named by its certificate (op->pk unset) */
@@ -218,6 +269,14 @@ void ops_close(Ops *o);
  * may be discarded), the copy gets done() later (possibly already did).
  */
 bool ops_submit(Ops *o, Op *op);
+
+/**
+ * ops_relay_done() - the upstream's part of relayed @op (the copy handed
+ * to op->relay()) ended with @r: the core writes its audit line and calls
+ * op->done() (possibly later: a listing reads sigil's keys, which an
+ * unlock or rekey may hold).
+ */
+void ops_relay_done(Op *op, OpsRelayResult r);
 
 /* release what the core attached to a finished op (key reference, lists,
  * the ssh-add seed and constraints) */

@@ -220,7 +220,7 @@ static void server_accept(Server *s, uv_stream_t *listener, int fd, bool agent)
 		return;
 	}
 	st->counted = true;
-	if (agent ? agent_stream_init(st, &s->ops) < 0 : (st->data = &s->ops, 0)) {
+	if (agent ? agent_stream_init(st, &s->ops, &s->upstream) < 0 : (st->data = &s->ops, 0)) {
 		stream_close(st);
 		return;
 	}
@@ -289,6 +289,9 @@ int server_init(Server *s, uv_loop_t *loop, const Config *config, const char *co
 	s->hub.closed = server_stream_closed;
 	s->hub.ctx = s;
 	ops_init(&s->ops, loop, &s->keystore, &s->config, s->pool, &s->hub.unwritten);
+	/* the upstream agent: the one named at start (a SIGHUP keeps it) */
+	s->upstream.loop = loop;
+	snprintf(s->upstream.path, sizeof(s->upstream.path), "%s", s->config.ssh_agent_upstream);
 	s->ops.locked = s->keystore.locked; /* passphrase: starts locked */
 	s->ops.status = server_status;
 	s->ops.status_ctx = s;
@@ -392,6 +395,19 @@ int server_listen(Server *s, const char *socket_path)
 	return 0;
 }
 
+/* an upstream agent that is this very socket would relay to itself, each
+ * connection opening another: none then */
+static void check_upstream(Server *s, const char *agent_path, int agent_fd)
+{
+	if (s->upstream.path[0] && agent_upstream_is_self(s->upstream.path, agent_path, agent_fd)) {
+		log_err("ssh-agent: ssh_agent_upstream %s is this agent socket: no upstream agent", s->upstream.path);
+		s->upstream.path[0] = '\0';
+	} else if (s->upstream.path[0]) {
+		log_info("ssh-agent: the identities sigil does not hold come from the upstream agent %s",
+		         s->upstream.path);
+	}
+}
+
 int server_listen_agent(Server *s, const char *path)
 {
 	int fd, r;
@@ -399,11 +415,13 @@ int server_listen_agent(Server *s, const char *path)
 	r = bind_socket(s, path, &fd, &s->agent_path);
 	if (r)
 		return r;
+	check_upstream(s, path, fd);
 	return listen_fd(s, &s->agent_listener, fd, &s->agent_listening);
 }
 
 int server_listen_agent_fd(Server *s, int fd)
 {
+	check_upstream(s, NULL, fd);
 	return listen_fd(s, &s->agent_listener, fd, &s->agent_listening);
 }
 

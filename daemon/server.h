@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "agent-upstream.h"
 #include "config.h"
 #include "keystore.h"
 #include "ops.h"
@@ -47,6 +48,7 @@ typedef struct Server {
 	Pool *pool;                /* the crypto workers */
 	Ops ops;
 	StreamHub hub;
+	AgentUpstreamConfig upstream; /* ssh_agent_upstream at start (every agent connection's) */
 	ServerUid *uids;
 	size_t n_uids, cap_uids;
 	unsigned workers;

@@ -8,7 +8,7 @@ _sigild()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
 	case $prev in
-	--socket|--ssh-agent-socket|--config|--master-key-file|--audit-file)
+	--socket|--ssh-agent-socket|--ssh-agent-upstream|--config|--master-key-file|--audit-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return
@@ -27,7 +27,7 @@ _sigild()
 		;;
 	esac
 
-	COMPREPLY=($(compgen -W '--socket --ssh-agent-socket --state-dir --config --workers
+	COMPREPLY=($(compgen -W '--socket --ssh-agent-socket --ssh-agent-upstream --state-dir --config --workers
 		--foreground --allow-unlocked-memory --master-key-file --passphrase
 		--pwhash-ops --pwhash-mem --ephemeral --audit-file --auto-lock --verbose --help
 		--version' -- "$cur"))

@@ -14,6 +14,8 @@ list is printed as one JSON line on stdout. Binary values travel as
   {"agent": "add", "seed": b, "pk": b, "comment": s, "sk"?: b, "lifetime"?: n, "confirm"?: bool}
   {"agent": "remove", "pk": b} | {"agent": "remove_all"}
   {"agent": "lock"|"unlock", "pass": s}           -> {"ok": bool} (SUCCESS)
+  {"agent": "raw", "msg": b}                      -> {"ok": answer} | {"closed": why} (the
+               connection was refused or closed: no answer)
   {"hold": N}: opens N main-socket connections, each asking hello ->
                {"ok": [ "ok" | error code | "closed" ...]}; they stay open
                until stdin closes (after the JSON line is printed).
@@ -126,6 +128,11 @@ def main():
                     out.append({"ok": agent.remove_all()})
                 elif op in ("lock", "unlock"):
                     out.append({"ok": getattr(agent, op)(st["pass"])})
+                elif op == "raw":
+                    try:
+                        out.append({"ok": enc(agent.call(st["msg"]))})
+                    except (EOFError, OSError) as e:
+                        out.append({"closed": repr(e)})
                 else:
                     out.append({"exc": "unknown agent step " + op})
             elif "hold" in st:

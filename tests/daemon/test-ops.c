@@ -28,6 +28,7 @@
 
 #include <sigil/crypto.h>
 
+#include "audit.h"
 #include "config.h"
 #include "keystore.h"
 #include "log.h"
@@ -709,6 +710,114 @@ static void test_export_rules(void **state)
 	assert_true(sodium_is_zero(t.op.resp.u.key_export.seed, 32));
 }
 
+/* ---- the upstream agent (OP_AGENT_RELAY) -------------------------------------- */
+
+static Op *relayed[8];
+static size_t n_relayed;
+static int relay_returns; /* what t_relay answers: 0 (taken) or -1 */
+
+/* the front-end's relay(): records the kept op; the test answers it */
+static int t_relay(Op *op)
+{
+	if (relay_returns == 0) {
+		assert_true(n_relayed < 8);
+		relayed[n_relayed++] = op;
+	}
+	return relay_returns;
+}
+
+static TOp *relay_op(TOp *t, unsigned id, OpKind kind, const Peer *peer, uint8_t fill)
+{
+	agent_op(t, id, kind, peer, fill);
+	t->op.relay = t_relay;
+	t->q.u.sign.message = (ProtoBytes){ message, sizeof(message) };
+	return t;
+}
+
+/* the newest audit line contains every one of the NULL-terminated strings */
+static void assert_last_audit(const char *first, ...)
+{
+	const char *lines[1] = { NULL };
+	va_list ap;
+
+	assert_int_equal(audit_recent(lines, 1), 1);
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *)) {
+		if (!strstr(lines[0], s))
+			fail_msg("'%s' is not in the audit line: %s", s, lines[0]);
+	}
+	va_end(ap);
+}
+
+/* the core decides what goes upstream: never a key sigild holds, only for
+ * admitted peers, nothing but copies while locked; one audit line
+ * (op=relay) with the upstream's result when it ended */
+static void test_relay(void **state)
+{
+	char fp[PROTO_FINGERPRINT_MAX], fpw[PROTO_FINGERPRINT_MAX + 4];
+	TOp t;
+
+	(void)state;
+	memset(&session, 0, sizeof(session));
+	n_relayed = 0;
+	relay_returns = 0;
+	/* keys sigild holds: its own rules answer, allowed or refused */
+	relay_op(&t, 1, OP_AGENT_SIGN, &alice, 0x11);
+	assert_int_equal(run_agent(&t), PROTO_OK);
+	relay_op(&t, 2, OP_AGENT_SIGN, &bob, 0x22); /* alice-only */
+	assert_int_equal(run_agent(&t), PROTO_E_DENIED);
+	assert_int_equal(n_relayed, 0);
+	/* a key it does not hold: kept and relayed; audited when answered */
+	relay_op(&t, 3, OP_AGENT_SIGN, &bob, 0x77);
+	assert_int_equal(submit(&t), -1);
+	assert_int_equal(n_relayed, 1);
+	assert_int_equal(relayed[0]->kind, OP_AGENT_RELAY);
+	assert_int_equal(relayed[0]->up.kind, OPS_RELAY_SIGN);
+	assert_int_equal(ops.inflight, 1);
+	keystore_fingerprint(fp, PROTO_KEY_ED25519, relayed[0]->pk);
+	snprintf(fpw, sizeof(fpw), "fp=%s ", fp);
+	ops_relay_done(relayed[0], OPS_RELAY_OK);
+	assert_true(done_has[3]);
+	assert_int_equal(ops.inflight, 0);
+	assert_last_audit("uid=41002 ", fpw, "op=relay result=ok", "why=\"sign\"", NULL);
+	/* not admitted: nothing relayed */
+	relay_op(&t, 4, OP_AGENT_SIGN, &eve, 0x77);
+	assert_int_equal(run_agent(&t), PROTO_E_DENIED);
+	assert_int_equal(n_relayed, 1);
+	/* the upstream cannot take it: ended at once, unreachable */
+	relay_returns = -1;
+	relay_op(&t, 5, OP_AGENT_REMOVE, &bob, 0x78);
+	assert_int_equal(run_agent(&t), PROTO_E_BUSY);
+	assert_last_audit("op=relay result=unreachable", "why=\"remove\"", NULL);
+	relay_returns = 0;
+	/* a listing: kept, sigild's part read when the upstream answered */
+	relay_op(&t, 6, OP_AGENT_LIST, &alice, 0);
+	assert_int_equal(submit(&t), -1);
+	assert_int_equal(n_relayed, 2);
+	assert_int_equal(relayed[1]->up.kind, OPS_RELAY_LIST);
+	ops_relay_done(relayed[1], OPS_RELAY_OK);
+	assert_int_equal(wait_for(6), PROTO_OK);
+	/* locked: nothing but copies; the copy's line has the upstream's result */
+	assert_int_equal(run_op(7, OP_LOCK, &admin_peer, NULL), PROTO_OK);
+	relay_op(&t, 8, OP_AGENT_SIGN, &bob, 0x77);
+	assert_int_equal(run_agent(&t), PROTO_E_LOCKED);
+	assert_last_audit("uid=41002 ", fpw, "op=relay result=locked", "why=\"sign: ", NULL);
+	relay_op(&t, 9, OP_AGENT_RELAY, &alice, 0);
+	t.op.up.kind = OPS_RELAY_ADD;
+	snprintf(t.op.up.what, sizeof(t.op.up.what), "add ssh-rsa");
+	assert_int_equal(run_agent(&t), PROTO_E_LOCKED);
+	assert_int_equal(n_relayed, 2);
+	relay_op(&t, 10, OP_AGENT_RELAY, &admin_peer, 0);
+	t.op.up.kind = OPS_RELAY_COPY;
+	snprintf(t.op.up.what, sizeof(t.op.up.what), "lock");
+	assert_int_equal(submit(&t), -1);
+	assert_int_equal(n_relayed, 3);
+	ops_relay_done(relayed[2], OPS_RELAY_FAILED);
+	assert_int_equal(wait_for(10), PROTO_OK);
+	assert_last_audit("uid=0 ", "op=relay result=failed", "why=\"lock\"", NULL);
+	assert_int_equal(run_op(11, OP_UNLOCK, &admin_peer, NULL), PROTO_OK);
+}
+
 /* the auto-lock clock restarts at unlock: no lock again at once */
 static void test_auto_lock_restarts(void **state)
 {
@@ -745,6 +854,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_public_hidden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_export_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auto_lock_restarts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relay, setup, teardown),
 	};
 
 	log_set_max_priority(LOG_PRIO_ERR - 1);
