@@ -135,6 +135,7 @@ void stream_hub_set_max_frame(StreamHub *h, size_t max_frame)
 void stream_hub_new_phase(StreamHub *h)
 {
 	h->budget = STREAM_FRAMES_PER_PHASE;
+	h->turn_gen++;
 }
 
 /* Between two streams' turns: once STREAM_FLUSH_EARLY answers wait, write
@@ -589,17 +590,22 @@ static void stop_reading(Stream *s)
 void stream_process(Stream *s)
 {
 	StreamHub *h = s->hub;
-	unsigned n = 0;
 
 	if (s->resume || s->in_process || s->closing)
 		return; /* it waits for its turn, or is running already */
 	s->in_process = true;
+	if (s->turn_gen != h->turn_gen) {
+		s->turn_gen = h->turn_gen;
+		s->turn_frames = 0;
+	}
 	while (!s->closing && !s->close_after_write && !h->shutting_down && stream_may_take(s)) {
 		const uint8_t *frame;
 		size_t len;
 		int k;
 
-		if ((n == STREAM_FRAMES_PER_TURN || h->budget == 0) && s->framer.partial(s->framer.f)) {
+		/* (counted across calls: a stream held for each frame, released
+		 * from pool_kick, must not take a whole phase alone) */
+		if ((s->turn_frames >= STREAM_FRAMES_PER_TURN || h->budget == 0) && s->framer.partial(s->framer.f)) {
 			/* its turn is over: the others run first */
 			stop_reading(s);
 			uv_timer_stop(&s->idle);
@@ -616,8 +622,8 @@ void stream_process(Stream *s)
 			return;
 		}
 		s->turn_bytes += len;
+		s->turn_frames++;
 		s->cls->frame(s, (uint8_t *)frame, len);
-		n++;
 		if (h->budget)
 			h->budget--;
 	}
@@ -671,6 +677,7 @@ static void stream_on_resume(uv_idle_t *hd)
 	uv_idle_stop(hd);
 	h->resume_head = h->resume_tail = NULL;
 	h->budget = STREAM_FRAMES_PER_PHASE;
+	h->turn_gen++; /* a new round of turns */
 	while (list) {
 		Stream *s = list;
 

@@ -89,6 +89,7 @@ struct StreamHub {
 	Stream *dirty;        /* answers to write (each holds a ref) */
 	Stream *resume_head, *resume_tail; /* waiting for a turn, oldest first (each holds a ref) */
 	unsigned budget;      /* frames left in this phase */
+	uint64_t turn_gen;    /* a new phase or round of turns: each stream's count starts again */
 	uint64_t unwritten;   /* answers appended, not yet written (all streams) */
 	size_t held_bytes;    /* what the core keeps for all streams */
 	bool held_blocked;    /* a stream waits for held_bytes to drop */
@@ -116,6 +117,9 @@ struct Stream {
 	unsigned hold;        /* the front-end holds frames back while > 0 */
 	size_t held_bytes;    /* what the core keeps of this stream's requests */
 	size_t turn_bytes;    /* frames answered this iteration (back-pressure) */
+	uint64_t turn_gen;    /* the hub's turn_gen when turn_frames was last reset */
+	unsigned turn_frames; /* frames taken in this turn, across stream_process() calls
+	                       * (a held stream takes one a call: an agent client's signs) */
 	size_t write_bytes;   /* answers not yet written: out.len + the write in progress */
 	ProtoBuf out;
 	struct StreamWrite *writing;

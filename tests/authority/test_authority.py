@@ -670,9 +670,17 @@ def test_d7_agent_unlock_argon2id_off_the_loop(tmp):
         t = time.monotonic()
         assert c.call("verify", vparams)["valid"] is True
         lat.append(time.monotonic() - t)
+    t_unlock = time.monotonic()
     unlocked = a.recv()
+    t_unlock = time.monotonic() - t_unlock + sum(lat) + 0.05
     assert unlocked == bytes([agentproto.SUCCESS]), unlocked
-    assert lat[0] < 0.1, f"the first verify during an agent UNLOCK took {lat[0] * 1000:.0f} ms (Argon2id on the loop)"
+    # Under a sanitizer the loop's own allocations (the request's copy for
+    # the pool) wait on the runtime's allocator while the worker maps and
+    # poisons Argon2id's 256 MiB: 107 ms measured under ASan. Argon2id on
+    # the loop would hold the verify for the whole unlock.
+    bound = 0.1 if os.environ.get("SIGIL_SANITIZE", "none") in ("", "none") else min(0.3, t_unlock / 2)
+    assert lat[0] < bound, (f"the first verify during an agent UNLOCK took {lat[0] * 1000:.0f} ms of the "
+                            f"unlock's {t_unlock * 1000:.0f} ms (Argon2id on the loop)")
     a.close()
     c.close()
     d.stop()
