@@ -434,17 +434,14 @@ void pool_kick(Pool *p)
 		return;
 	p->kicking = true;
 	while (p->pend_head) {
-		PoolJob *mine = NULL;
+		PoolJob *mine = p->pend_head;
 
-		if (p->pend_head == p->pend_tail && pool_short(p, p->pend_head)) {
-			mine = p->pend_head;
-			p->pend_head = p->pend_tail = NULL;
-			p->pend_parts = 0;
-		} else {
+		if (mine != p->pend_tail || !pool_short(p, mine)) {
 			pool_hand_over(p);
-		}
-		if (!mine)
 			break;
+		}
+		p->pend_head = p->pend_tail = NULL;
+		p->pend_parts = 0;
 		pool_run_here(p, mine);
 	}
 	p->kicking = false;

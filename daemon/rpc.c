@@ -37,7 +37,6 @@ typedef struct Request {
 	uint8_t *frame;       /* heap copies: the owned frame (wiped) */
 	size_t frame_len;
 	uint8_t *frame_base;  /* or the reader's buffer, taken with it (frame is inside) */
-	size_t frame_used;
 	bool heap;
 } Request;
 
@@ -161,12 +160,12 @@ static Op *rpc_keep(Op *op)
 	Request *h = calloc(1, sizeof(*h));
 	char err[PROTO_MESSAGE_MAX];
 	bool has_msgid;
+	size_t used; /* (the frame ends them: request_clear wipes what is before it) */
 
 	if (!h)
 		return NULL;
 	if (rq->frame_len >= RPC_DETACH_MIN && !carries_secret(rq->req.method)) /* (rpc_frame wipes those) */
-		h->frame = proto_reader_detach(rq->conn->framer.f, rq->frame, rq->frame_len, &h->frame_base,
-		                               &h->frame_used);
+		h->frame = proto_reader_detach(rq->conn->framer.f, rq->frame, rq->frame_len, &h->frame_base, &used);
 	if (!h->frame) {
 		h->frame = malloc(rq->frame_len ? rq->frame_len : 1);
 		if (!h->frame) {
