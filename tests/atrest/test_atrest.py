@@ -20,7 +20,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -1450,21 +1449,7 @@ def main():
     assert "SIGILD" in os.environ, "SIGILD is not set"
     only = sys.argv[1:]
     tests = [t for t in TESTS if not only or t.__name__ in only]
-    print(f"1..{len(tests)}", flush=True)
-    failed = 0
-    for n, t in enumerate(tests, 1):
-        tmp = tempfile.mkdtemp(prefix="sigil-atrest-")
-        os.chmod(tmp, 0o700)
-        try:
-            if not sigiltest.tap_run(n, t, tmp):
-                failed += 1
-                log = os.path.join(tmp, "sigild.log")
-                if os.path.exists(log):
-                    for line in open(log, errors="replace").read().splitlines()[-30:]:
-                        print("# log: " + line, flush=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if failed else 0
+    return sigiltest.tap_in_tmp(tests, "sigil-atrest-", mode=0o700)
 
 
 if __name__ == "__main__":

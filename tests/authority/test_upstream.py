@@ -28,7 +28,6 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -270,24 +269,12 @@ TESTS = [test_upstream_only_for_admitted_peers, test_relayed_sign_audited_once, 
 
 def main():
     assert "SIGILD" in os.environ, "SIGILD is not set"
-    print(f"1..{len(TESTS)}", flush=True)
     if os.geteuid() != 0:
+        print(f"1..{len(TESTS)}", flush=True)
         for n, t in enumerate(TESTS, 1):
             print(f"not ok {n} - {t.__name__}\n# must run as root (setpriv)", flush=True)
         return 1
-    failed = 0
-    for n, t in enumerate(TESTS, 1):
-        tmp = tempfile.mkdtemp(prefix="sigil-upauth-")
-        try:
-            if not sigiltest.tap_run(n, t, tmp):
-                failed += 1
-                log = os.path.join(tmp, "sigild.log")
-                if os.path.exists(log):
-                    for line in open(log, errors="replace").read().splitlines()[-20:]:
-                        print("# log: " + line, flush=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if failed else 0
+    return sigiltest.tap_in_tmp(TESTS, "sigil-upauth-", log_lines=20)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,9 @@ clang; without a sanitizer it still checks that no key is lost. Output is
 TAP.
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -346,20 +344,7 @@ TESTS = [test_churn_during_rekey_and_unlock, test_sign_storm_during_lock_and_del
 
 def main():
     assert "SIGILD" in os.environ, "SIGILD is not set"
-    print(f"1..{len(TESTS)}", flush=True)
-    failed = 0
-    for n, t in enumerate(TESTS, 1):
-        tmp = tempfile.mkdtemp(prefix="sigil-churn-")
-        try:
-            if not sigiltest.tap_run(n, t, tmp):
-                failed += 1
-                log = os.path.join(tmp, "sigild.log")
-                if os.path.exists(log):
-                    for line in open(log, errors="replace").read().splitlines()[-30:]:
-                        print("# log: " + line, flush=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if failed else 0
+    return sigiltest.tap_in_tmp(TESTS, "sigil-churn-")
 
 
 if __name__ == "__main__":

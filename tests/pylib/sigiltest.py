@@ -91,6 +91,32 @@ def clean_env(drop=(), **extra):
     return env
 
 
+def tap_in_tmp(tests, prefix, log_lines=30, mode=None):
+    """Runs each of @tests as TAP test t(tmp) in a fresh temporary
+    directory (chmod'ed to @mode if given), removed afterwards; a failed
+    test is followed by the last @log_lines lines of tmp/sigild.log.
+    Prints the plan first. Returns the exit status (1 if any failed)."""
+    import shutil
+    import tempfile
+
+    print(f"1..{len(tests)}", flush=True)
+    failed = 0
+    for n, t in enumerate(tests, 1):
+        tmp = tempfile.mkdtemp(prefix=prefix)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        try:
+            if not tap_run(n, t, tmp):
+                failed += 1
+                log = os.path.join(tmp, "sigild.log")
+                if os.path.exists(log):
+                    for line in open(log, errors="replace").read().splitlines()[-log_lines:]:
+                        print("# log: " + line, flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
 def tap_run(n, t, *args):
     """Runs t(*args) as TAP test n: prints "ok", or "not ok" and the
     traceback as comments. Returns whether it passed."""
