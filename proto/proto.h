@@ -450,6 +450,20 @@ int proto_request_decode(ProtoRequest *req, bool *has_msgidp, const uint8_t *fra
 void proto_request_deinit(ProtoRequest *req);
 
 /**
+ * proto_request_rebase() - a decoded request whose frame was copied.
+ * @req:  decoded by proto_request_decode() from @from (@len bytes)
+ * @to:   a copy of those @len bytes
+ *
+ * Moves @req's pointers into the frame to the same offsets in @to, so that
+ * @req is what decoding @to would give (a kept request need not be decoded
+ * twice). Only for the methods whose fields it knows and that own no
+ * decoder storage: sign, verify, dh, age.unwrap and those without pointers.
+ *
+ * Return: 0, or -1 (@req unchanged): decode @to instead.
+ */
+int proto_request_rebase(ProtoRequest *req, const uint8_t *from, const uint8_t *to, size_t len);
+
+/**
  * proto_response_encode() - append one response frame to @out (server side).
  * Encodes an error response when resp->error != PROTO_OK.
  * Return: 0 or -ENOMEM (then @out is unchanged in length).

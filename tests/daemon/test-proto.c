@@ -658,6 +658,94 @@ static const msgpack_object *get(const msgpack_object *m, const char *k)
 	return NULL;
 }
 
+/* ---- moving a decoded request to a copy of its frame ---------------------- */
+
+/* r decoded, its frame copied and the decoding rebased onto the copy, the
+ * original frame scribbled over: the result must equal the decoding of the
+ * copy, byte for byte (rpc.c keeps requests so) - or, for a method
+ * proto_request_rebase() does not know, -1 with the request unchanged */
+static void rebased(Req *r, bool known)
+{
+	ProtoRequest q, q2, before;
+	bool has;
+	char err[PROTO_MESSAGE_MAX];
+	uint8_t *copy = malloc(r->sb.size);
+
+	assert_non_null(copy);
+	assert_int_equal(decode(r, &q, &has, err), 0);
+	memcpy(copy, r->sb.data, r->sb.size);
+	before = q;
+	if (!known) {
+		assert_int_equal(proto_request_rebase(&q, (const uint8_t *)r->sb.data, copy, r->sb.size), -1);
+		assert_memory_equal(&q, &before, sizeof(q));
+		req_end(r, &q);
+		free(copy);
+		return;
+	}
+	assert_int_equal(proto_request_rebase(&q, (const uint8_t *)r->sb.data, copy, r->sb.size), 0);
+	memset(r->sb.data, 0xee, r->sb.size);
+	assert_int_equal(proto_request_decode(&q2, &has, copy, r->sb.size, err), 0);
+	assert_memory_equal(&q, &q2, sizeof(q));
+	proto_request_deinit(&q2);
+	req_end(r, &q);
+	free(copy);
+}
+
+static void test_rebase(void **state)
+{
+	Req r;
+	uint8_t k32[32], s64[64], msg[200];
+
+	(void)state;
+	memset(k32, 0x11, sizeof(k32));
+	memset(s64, 0x22, sizeof(s64));
+	memset(msg, 0x33, sizeof(msg));
+
+	req_begin(&r, 1, "sign", 4);
+	kv_str(&r, "key", "k");
+	kv_bin(&r, "message", msg, sizeof(msg));
+	kv_str(&r, "mode", "ctx");
+	kv_bin(&r, "context", s64, 7);
+	rebased(&r, true);
+	/* an empty message last in the frame (a pointer at the frame's end, or none) */
+	req_begin(&r, 2, "sign", 2);
+	kv_str(&r, "key", "k");
+	kv_bin(&r, "message", msg, 0);
+	rebased(&r, true);
+	req_begin(&r, 3, "verify", 6);
+	kv_bin(&r, "public_key", k32, 32);
+	kv_bin(&r, "message", msg, 100);
+	kv_bin(&r, "signature", s64, 64);
+	kv_str(&r, "policy", "zip215");
+	kv_str(&r, "mode", "ctx");
+	kv_bin(&r, "context", s64, 3);
+	rebased(&r, true);
+	req_begin(&r, 4, "dh", 2);
+	kv_str(&r, "key", "x");
+	kv_bin(&r, "peer", k32, 32);
+	rebased(&r, true);
+	req_begin(&r, 5, "age.unwrap", 3);
+	kv_str(&r, "key", "host");
+	kv_bin(&r, "share", k32, 32);
+	kv_bin(&r, "body", s64, 32);
+	rebased(&r, true);
+	req_begin(&r, 6, "key.public", 1);
+	kv_str(&r, "label", "k");
+	rebased(&r, true);
+	req_begin(&r, 7, "audit", 1);
+	kv_int(&r, "limit", 5);
+	rebased(&r, true);
+	/* not known: decoded again by the caller */
+	req_begin(&r, 8, "key.import", 3);
+	kv_str(&r, "type", "ed25519");
+	kv_str(&r, "label", "imp");
+	kv_bin(&r, "seed", k32, 32);
+	rebased(&r, false);
+	req_begin(&r, 9, "unlock", 1);
+	kv_str(&r, "passphrase", "pw");
+	rebased(&r, false);
+}
+
 static void test_encode(void **state)
 {
 	ProtoBuf b = PROTO_BUF_NULL(b);
@@ -764,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_decode_methods),
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_decode_shape),
+		cmocka_unit_test(test_rebase),
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_names),
 	};

@@ -160,6 +160,14 @@ static void test_log_escape(void **state)
 	assert_string_equal(small, "ab\\x1b");
 	assert_int_equal(log_escape(small, 1, "abc", 3, 0), 0);
 	assert_string_equal(small, "");
+	/* cut inside a run of plain characters, and right after one */
+	assert_int_equal(log_escape(small, sizeof(small), "abcdefghij", 10, 0), 7);
+	assert_string_equal(small, "abcdefg");
+	assert_int_equal(log_escape(small, sizeof(small), "abcdefg\x1b", 8, 0), 7);
+	assert_string_equal(small, "abcdefg");
+	assert_int_equal(log_escape(small, sizeof(small), "abc\x1b" "d", 5, 0), 7);
+	assert_string_equal(small, "abc\\x1b");
+	escaped("x y", 3, LOG_ESCAPE_FIELD | LOG_ESCAPE_NL_SPACE, "x\\x20y");
 }
 
 int main(void)
