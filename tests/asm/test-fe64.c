@@ -319,9 +319,18 @@ static void rnd_ladder_state(fe64_ladder *st, int use_special)
 	}
 }
 
-static const uint64_t ladder_words[] = { 0, UINT64_MAX, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555,
-                                         0x8000000000000000, 1 };
-#define N_LADDER_WORDS (sizeof ladder_words / sizeof ladder_words[0])
+/* Case n of the fe64_ladder_bits_* tests: the state, the word (random or
+ * extreme: all ones, 0, alternating bits), the count (1..64 in turn) and
+ * the incoming swap. */
+static void ladder_bits_case(int n, fe64_ladder *st, uint64_t *w, uint64_t *count, uint64_t *swap)
+{
+	static const uint64_t words[] = { 0, UINT64_MAX, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555,
+	                                  0x8000000000000000, 1 };
+	rnd_ladder_state(st, n < 300);
+	*w = n % 3 == 0 ? words[rnd() % (sizeof words / sizeof words[0])] : rnd();
+	*count = 1 + (uint64_t)n % 64;
+	*swap = rnd() & 1;
+}
 
 /* The lazy reduction of fe64_ladder_bits_generic against the fully reduced
  * step: fe64_ladder_step_generic after the same swaps, step by step, on
@@ -333,11 +342,10 @@ static void test_ladder_bits_lazy(void **state)
 	(void)state;
 	fe64_ladder s1, s2;
 	for (int n = 0; n < 3000; n++) {
-		rnd_ladder_state(&s1, n < 300);
+		uint64_t w, count, swap;
+		ladder_bits_case(n, &s1, &w, &count, &swap);
 		s2 = s1;
-		uint64_t w = n % 3 == 0 ? ladder_words[rnd() % N_LADDER_WORDS] : rnd();
-		uint64_t count = 1 + (uint64_t)n % 64;
-		uint64_t swap = rnd() & 1, swap2 = swap;
+		uint64_t swap2 = swap;
 		uint64_t r1 = fe64_ladder_bits_generic(&s1, w, count, swap);
 		for (uint64_t i = 0; i < count; i++) {
 			uint64_t bit = (w << i) >> 63;
@@ -377,11 +385,9 @@ static void test_ladder_bits(void **state)
 	require_adx();
 	fe64_ladder s1, s2;
 	for (int n = 0; n < 3000; n++) {
-		rnd_ladder_state(&s1, n < 300);
+		uint64_t w, count, swap;
+		ladder_bits_case(n, &s1, &w, &count, &swap);
 		s2 = s1;
-		uint64_t w = n % 3 == 0 ? ladder_words[rnd() % N_LADDER_WORDS] : rnd();
-		uint64_t count = 1 + (uint64_t)n % 64;
-		uint64_t swap = rnd() & 1;
 		uint64_t r1 = fe64_ladder_bits_generic(&s1, w, count, swap);
 		uint64_t r2 = fe64_ladder_bits_adx(&s2, w, count, swap);
 		/* x1, x2, z2, x3, z3: the first five fields */

@@ -544,8 +544,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 192], r8
 	mov	qword ptr [rdi + 200], r9
@@ -594,8 +594,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 256], r8
 	mov	qword ptr [rdi + 264], r9
@@ -967,8 +967,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 352], r8
 	mov	qword ptr [rdi + 360], r9
@@ -1100,8 +1100,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 448], r8
 	mov	qword ptr [rdi + 456], r9
@@ -3787,8 +3787,8 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9
@@ -3812,8 +3812,8 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -3837,8 +3837,8 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
@@ -3935,8 +3935,8 @@ SIGIL_FUNC(ge64_madd_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -4258,8 +4258,8 @@ SIGIL_FUNC(ge64_madd_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -4333,8 +4333,8 @@ SIGIL_FUNC(ge64_madd_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
@@ -4431,8 +4431,8 @@ SIGIL_FUNC(ge64_msub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -4754,8 +4754,8 @@ SIGIL_FUNC(ge64_msub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -4804,8 +4804,8 @@ SIGIL_FUNC(ge64_msub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9
@@ -4927,8 +4927,8 @@ SIGIL_FUNC(ge64_add_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -5341,8 +5341,8 @@ SIGIL_FUNC(ge64_add_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -5416,8 +5416,8 @@ SIGIL_FUNC(ge64_add_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
@@ -5514,8 +5514,8 @@ SIGIL_FUNC(ge64_sub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -5928,8 +5928,8 @@ SIGIL_FUNC(ge64_sub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -5978,8 +5978,8 @@ SIGIL_FUNC(ge64_sub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9

@@ -5,8 +5,9 @@ GF(2^255 - 19) on four 64-bit limbs with MULX (BMI2), ADCX and ADOX (ADX),
 one whole step of the X25519 ladder built from the same blocks (plus
 addition, subtraction and the multiplication by 121666, the twins of
 fe64_add, fe64_sub and fe64_mul121666 in crypto/fe64/fe64.h), and the ladder's
-loop over 64 scalar bits with the conditional swaps (fe64_ladder_bits_adx,
-twin fe64_ladder_bits_generic in crypto/fe64/fe64.c).
+loop over 64 scalar bits with the conditional swaps and a lazier reduction
+(fe64_ladder_bits_adx, twin fe64_ladder_bits_generic in crypto/fe64/fe64.c;
+the bound is in crypto/fe64/fe64.h).
 
 These are the assembly twins of fe64_mul_generic and fe64_sq_generic in
 crypto/fe64/fe64.c, with the same contract and the same result bit for bit:
@@ -295,6 +296,18 @@ def add_body(o, h, f, g):
         o.ins("mov", h(i) + ", " + T[i])
 
 
+def fold_again(o, reg, op, dst, lazy, why):
+    """The second fold of an addition (op "add") or subtraction ("sub"):
+    the carry (borrow) c' of the first fold, in CF, times 38 into dst's low
+    limb (no further carry); lazy: none, with the note why c' is 0."""
+    if lazy:
+        o.note(why)
+        return
+    o.ins("sbb", "%s, %s" % (reg, reg), comment="%s = -c'" % reg)
+    o.ins("and", reg + ", 38", comment="%s = 38 c'" % reg)
+    o.ins(op, dst + ", " + reg)
+
+
 def sub_body(o, h, f, g, lazy=False):
     """h = f - g (mod p), as fe64_sub: uses rax, r8..r11. lazy: the one
     fold of fe64_sub_lazy (g < FE64_LAZY_BOUND), no second one."""
@@ -310,12 +323,8 @@ def sub_body(o, h, f, g, lazy=False):
     o.ins("sub", "r8, rax")
     for i in range(1, 4):
         o.ins("sbb", T[i] + ", 0")
-    if lazy:
-        o.note("no borrow b': b = 1 leaves s > 2^256 - FE64_LAZY_BOUND > 38")
-    else:
-        o.ins("sbb", "rax, rax", comment="rax = -b'")
-        o.ins("and", "rax, 38", comment="rax = 38 b'")
-        o.ins("sub", "r8, rax")
+    fold_again(o, "rax", "sub", "r8", lazy,
+               "no borrow b': b = 1 leaves s > 2^256 - FE64_LAZY_BOUND > 38")
     for i in range(4):
         o.ins("mov", h(i) + ", " + T[i])
 
@@ -416,12 +425,8 @@ def addsub_body(o, hs, hd, f, g, lazy=False):
     o.ins("add", "r8, rax")
     for i in range(1, 4):
         o.ins("adc", T[i] + ", 0")
-    if lazy:
-        o.note("no carry c': c = 1 leaves s < 2 FE64_LAZY_BOUND - 2^256 = 2^12")
-    else:
-        o.ins("sbb", "rax, rax", comment="rax = -c'")
-        o.ins("and", "rax, 38", comment="rax = 38 c'")
-        o.ins("add", "r8, rax")
+    fold_again(o, "rax", "add", "r8", lazy,
+               "no carry c': c = 1 leaves s < 2 FE64_LAZY_BOUND - 2^256 = 2^12")
     for i in range(4):
         o.ins("mov", hs(i) + ", " + T[i])
     o.note("d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body)")
@@ -429,12 +434,8 @@ def addsub_body(o, hs, hd, f, g, lazy=False):
     o.ins("sub", "r12, rbx")
     for i in range(1, 4):
         o.ins("sbb", T[4 + i] + ", 0")
-    if lazy:
-        o.note("no borrow b': b = 1 leaves d > 2^256 - FE64_LAZY_BOUND > 38")
-    else:
-        o.ins("sbb", "rbx, rbx", comment="rbx = -b'")
-        o.ins("and", "rbx, 38", comment="rbx = 38 b'")
-        o.ins("sub", "r12, rbx")
+    fold_again(o, "rbx", "sub", "r12", lazy,
+               "no borrow b': b = 1 leaves d > 2^256 - FE64_LAZY_BOUND > 38")
     for i in range(4):
         o.ins("mov", hd(i) + ", " + T[4 + i])
 
