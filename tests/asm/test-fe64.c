@@ -335,8 +335,8 @@ static void ladder_bits_case(int n, fe64_ladder *st, uint64_t *w, uint64_t *coun
 /* The lazy reduction of fe64_ladder_bits_generic against the fully reduced
  * step: fe64_ladder_step_generic after the same swaps, step by step, on
  * states at and near the bound. x2, z2, x3, z3 must be congruent (equal
- * canonical bytes), below FE64_LAZY_BOUND, and the swaps owed equal. The C
- * twin alone: runs without the assembly too. */
+ * canonical bytes), below FE64_LAZY_BOUND, and the swaps owed equal. C
+ * code only: runs on a CPU without ADX (or under Valgrind) too. */
 static void test_ladder_bits_lazy(void **state)
 {
 	(void)state;
