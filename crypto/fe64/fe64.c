@@ -21,18 +21,23 @@ typedef fe64_u128 u128;
  * s = (t0..t3) + 38 (t4..t7) = (s0..s3) + c 2^256 with c <= 38; then
  * s + 38 c carries out c' in {0, 1}; c' = 1 leaves s < 38 * 39, so
  * s0 + 38 c' does not carry. */
+/* Step 2: s = (t0..t3) + 38 (t4..t7) in s[0..3], the carry c <= 38 returned. */
+static inline uint64_t fe64_fold38(uint64_t s[4], const uint64_t t[8])
+{
+	u128 a = 0;
+	for (int i = 0; i < 4; i++) {
+		a = (a >> 64) + (u128)t[4 + i] * 38 + t[i];
+		s[i] = (uint64_t)a;
+	}
+	return (uint64_t)(a >> 64);
+}
+
 static inline void fe64_reduce(uint64_t h[4], const uint64_t t[8])
 {
-	u128 a = (u128)t[4] * 38 + t[0];
-	uint64_t s0 = (uint64_t)a;
-	a = (a >> 64) + (u128)t[5] * 38 + t[1];
-	uint64_t s1 = (uint64_t)a;
-	a = (a >> 64) + (u128)t[6] * 38 + t[2];
-	uint64_t s2 = (uint64_t)a;
-	a = (a >> 64) + (u128)t[7] * 38 + t[3];
-	uint64_t s3 = (uint64_t)a;
-	uint64_t c = (uint64_t)(a >> 64); /* <= 38 */
-	a = (u128)s0 + 38 * c;
+	uint64_t s[4];
+	uint64_t c = fe64_fold38(s, t); /* <= 38 */
+	uint64_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+	u128 a = (u128)s0 + 38 * c;
 	s0 = (uint64_t)a;
 	a = (a >> 64) + s1;
 	s1 = (uint64_t)a;
@@ -47,10 +52,44 @@ static inline void fe64_reduce(uint64_t h[4], const uint64_t t[8])
 	h[3] = s3;
 }
 
-/* Schoolbook 4x4: t = sum f_i g_j 2^(64(i+j)), row by row. */
+/* Step 3 of the ladder's lazy reduction (reduce255_tail of the generator):
+ * from s and c < 2^18 (the carry above 2^256), with 2^255 = 19 (mod p):
+ * k = 2 c + bit 255 of s, h = (s mod 2^255) + 19 k < 2^255 + 2^24, in one
+ * pass (no carry out of s3 < 2^63). c <= 38 (a product) leaves
+ * h < 2^255 + 1463 < FE64_LAZY_BOUND. */
+static inline void fe64_reduce255_tail(uint64_t h[4], const uint64_t s[4], uint64_t c)
+{
+	uint64_t k = 2 * c + (s[3] >> 63);
+	u128 a = (u128)s[0] + 19 * k;
+	h[0] = (uint64_t)a;
+	a = (a >> 64) + s[1];
+	h[1] = (uint64_t)a;
+	a = (a >> 64) + s[2];
+	h[2] = (uint64_t)a;
+	h[3] = (uint64_t)(a >> 64) + (s[3] & 0x7fffffffffffffff);
+}
+
+static inline void fe64_mul_wide(uint64_t t[8], const uint64_t f[4], const uint64_t g[4]);
+static inline void fe64_sq_wide(uint64_t t[8], const uint64_t f[4]);
+
 void fe64_mul_generic(uint64_t h[4], const uint64_t f[4], const uint64_t g[4])
 {
-	uint64_t t[8] = { 0 };
+	uint64_t t[8];
+	fe64_mul_wide(t, f, g);
+	fe64_reduce(h, t);
+}
+
+void fe64_sq_generic(uint64_t h[4], const uint64_t f[4])
+{
+	uint64_t t[8];
+	fe64_sq_wide(t, f);
+	fe64_reduce(h, t);
+}
+
+/* Schoolbook 4x4: t = sum f_i g_j 2^(64(i+j)), row by row. */
+static inline void fe64_mul_wide(uint64_t t[8], const uint64_t f[4], const uint64_t g[4])
+{
+	memset(t, 0, 8 * sizeof t[0]);
 	for (int i = 0; i < 4; i++) {
 		u128 carry = 0;
 		for (int j = 0; j < 4; j++) {
@@ -60,13 +99,12 @@ void fe64_mul_generic(uint64_t h[4], const uint64_t f[4], const uint64_t g[4])
 		}
 		t[i + 4] = (uint64_t)carry;
 	}
-	fe64_reduce(h, t);
 }
 
 /* f^2 = 2 sum_{i<j} f_i f_j 2^(64(i+j)) + sum f_i^2 2^(128 i). */
-void fe64_sq_generic(uint64_t h[4], const uint64_t f[4])
+static inline void fe64_sq_wide(uint64_t t[8], const uint64_t f[4])
 {
-	uint64_t t[8] = { 0 };
+	memset(t, 0, 8 * sizeof t[0]);
 	/* cross products */
 	for (int i = 0; i < 3; i++) {
 		u128 carry = 0;
@@ -93,7 +131,6 @@ void fe64_sq_generic(uint64_t h[4], const uint64_t f[4])
 		t[2 * i + 1] = (uint64_t)carry;
 		carry >>= 64;
 	}
-	fe64_reduce(h, t);
 }
 
 /* The offsets the assembly uses (LADDER_FIELDS of the generator). */
@@ -129,71 +166,95 @@ void fe64_ladder_step_generic(fe64_ladder *st)
 	fe64_mul_generic(st->z2.v, st->t.v, st->e.v); /* z2 = E (AA + a24 E) */
 }
 
-/* h = 121666 aa - 121665 bb (mod p), the a24_body of the generator:
- * X = 121666 aa, Y = 121665 bb (five limbs, tops < 2^17), D = X + 2^18 p - Y
- * with 0 < D < 2^274 (Y < 2^17 2^256 - 2^17 38 = 2^18 p), then
- * D = (d0..d3) + 38 d4 and the carry fold of fe64_mul121666. */
-static inline void fe64_a24(fe64 *h, const fe64 *aa, const fe64 *bb)
+/* The lazy reduction of fe64_ladder_bits_* (fe64.h): products and squares
+ * below FE64_LAZY_BOUND, sums and differences of them with one fold. */
+static inline void fe64_mul_lazy(fe64 *h, const fe64 *f, const fe64 *g)
 {
-	/* 2^18 p = 2^17 (2^256 - 38), five limbs */
-	static const uint64_t k[5] = { 0xffffffffffb40000, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-	                               131071 };
-	uint64_t x[5], y[5];
-	u128 a = 0, b = 0;
-	for (int i = 0; i < 4; i++) {
-		a += (u128)aa->v[i] * 121666;
-		x[i] = (uint64_t)a;
-		a >>= 64;
-		b += (u128)bb->v[i] * 121665;
-		y[i] = (uint64_t)b;
-		b >>= 64;
-	}
-	x[4] = (uint64_t)a;
-	y[4] = (uint64_t)b;
-	/* d = x + k - y, limb by limb with the carry c in {-1, 0, 1} */
-	uint64_t d[5];
-	__int128 c = 0;
-	for (int i = 0; i < 5; i++) {
-		c += (__int128)x[i] + k[i] - y[i];
-		d[i] = (uint64_t)c;
-		c >>= 64; /* arithmetic shift */
-	}
-	a = (u128)d[0] + (u128)d[4] * 38; /* d4 < 2^18 */
-	uint64_t h0 = (uint64_t)a;
-	a = (a >> 64) + d[1];
-	uint64_t h1 = (uint64_t)a;
-	a = (a >> 64) + d[2];
-	uint64_t h2 = (uint64_t)a;
-	a = (a >> 64) + d[3];
-	uint64_t h3 = (uint64_t)a;
-	uint64_t cc = (uint64_t)(a >> 64);
-	h->v[0] = h0 + 38 * cc;
-	h->v[1] = h1;
-	h->v[2] = h2;
-	h->v[3] = h3;
+	uint64_t t[8], s[4];
+	fe64_mul_wide(t, f->v, g->v);
+	uint64_t c = fe64_fold38(s, t);
+	fe64_reduce255_tail(h->v, s, c);
 }
 
-/* The step of fe64_ladder_bits_*: fe64_ladder_step_generic's, but with
- * t = BB + 121666 E computed from AA and BB (fe64_a24), as the assembly. */
-static void fe64_ladder_step_a24(fe64_ladder *st)
+static inline void fe64_sq_lazy(fe64 *h, const fe64 *f)
 {
-	fe64_add(&st->a, &st->x2, &st->z2);             /* A = x2 + z2 */
-	fe64_sub(&st->b, &st->x2, &st->z2);             /* B = x2 - z2 */
-	fe64_add(&st->c, &st->x3, &st->z3);             /* C = x3 + z3 */
-	fe64_sub(&st->d, &st->x3, &st->z3);             /* D = x3 - z3 */
-	fe64_sq_generic(st->aa.v, st->a.v);             /* AA = A^2 */
-	fe64_sq_generic(st->bb.v, st->b.v);             /* BB = B^2 */
-	fe64_mul_generic(st->da.v, st->d.v, st->a.v);   /* DA = D A */
-	fe64_mul_generic(st->cb.v, st->c.v, st->b.v);   /* CB = C B */
-	fe64_sub(&st->e, &st->aa, &st->bb);             /* E = AA - BB */
-	fe64_a24(&st->t, &st->aa, &st->bb);             /* BB + 121666 E */
-	fe64_mul_generic(st->z2.v, st->t.v, st->e.v);   /* z2 = E (AA + a24 E) */
-	fe64_mul_generic(st->x2.v, st->aa.v, st->bb.v); /* x2 = AA BB */
-	fe64_add(&st->t, &st->da, &st->cb);
-	fe64_sq_generic(st->x3.v, st->t.v);             /* x3 = (DA + CB)^2 */
-	fe64_sub(&st->t, &st->da, &st->cb);
-	fe64_sq_generic(st->t.v, st->t.v);
-	fe64_mul_generic(st->z3.v, st->t.v, st->x1.v);  /* z3 = x1 (DA - CB)^2 */
+	uint64_t t[8], s[4];
+	fe64_sq_wide(t, f->v);
+	uint64_t c = fe64_fold38(s, t);
+	fe64_reduce255_tail(h->v, s, c);
+}
+
+/* h = f + g, f and g < FE64_LAZY_BOUND: (s, c) = f + g, h = s + 38 c, which
+ * does not carry (c = 1 leaves s < 2 FE64_LAZY_BOUND - 2^256 = 2^12);
+ * h < 2^256. */
+static inline void fe64_add_lazy(fe64 *h, const fe64 *f, const fe64 *g)
+{
+	u128 a = 0;
+	uint64_t s[4];
+	for (int i = 0; i < 4; i++) {
+		a = (a >> 64) + f->v[i] + g->v[i];
+		s[i] = (uint64_t)a;
+	}
+	a = (u128)s[0] + 38 * (uint64_t)(a >> 64);
+	for (int i = 0; i < 4; i++) {
+		h->v[i] = (uint64_t)a;
+		a = (a >> 64) + (i < 3 ? s[i + 1] : 0);
+	}
+}
+
+/* h = f - g, f < 2^256, g < FE64_LAZY_BOUND: (s, b) = f - g with the borrow
+ * b, h = s - 38 b, which does not borrow (b = 1 leaves
+ * s > 2^256 - FE64_LAZY_BOUND > 38); h < 2^256. */
+static inline void fe64_sub_lazy(fe64 *h, const fe64 *f, const fe64 *g)
+{
+	u128 a = 0;
+	uint64_t s[4];
+	for (int i = 0; i < 4; i++) {
+		a = (u128)f->v[i] - g->v[i] - (uint64_t)((a >> 64) & 1);
+		s[i] = (uint64_t)a;
+	}
+	a = (u128)s[0] - 38 * (uint64_t)((a >> 64) & 1);
+	for (int i = 0; i < 4; i++) {
+		h->v[i] = (uint64_t)a;
+		a = (i < 3 ? (u128)s[i + 1] : 0) - (uint64_t)((a >> 64) & 1);
+	}
+}
+
+/* h = BB + 121666 E (mod p), mul121666_add_body of the generator:
+ * (s, c) = 121666 E + BB with c < 2^18, then fe64_reduce255_tail:
+ * h < 2^255 + 2^24 (a factor of z2 only). */
+static inline void fe64_mul121666_add_lazy(fe64 *h, const fe64 *e, const fe64 *bb)
+{
+	u128 a = 0;
+	uint64_t s[4];
+	for (int i = 0; i < 4; i++) {
+		a = (a >> 64) + (u128)e->v[i] * 121666 + bb->v[i];
+		s[i] = (uint64_t)a;
+	}
+	fe64_reduce255_tail(h->v, s, (uint64_t)(a >> 64));
+}
+
+/* The step of fe64_ladder_bits_*: fe64_ladder_step_generic's with the lazy
+ * reduction; x2, z2, x3, z3 < FE64_LAZY_BOUND in and out. */
+static void fe64_ladder_step_lazy(fe64_ladder *st)
+{
+	fe64_add_lazy(&st->a, &st->x2, &st->z2);         /* A = x2 + z2 */
+	fe64_sub_lazy(&st->b, &st->x2, &st->z2);         /* B = x2 - z2 */
+	fe64_add_lazy(&st->c, &st->x3, &st->z3);         /* C = x3 + z3 */
+	fe64_sub_lazy(&st->d, &st->x3, &st->z3);         /* D = x3 - z3 */
+	fe64_sq_lazy(&st->aa, &st->a);                   /* AA = A^2 */
+	fe64_sq_lazy(&st->bb, &st->b);                   /* BB = B^2 */
+	fe64_mul_lazy(&st->da, &st->d, &st->a);          /* DA = D A */
+	fe64_mul_lazy(&st->cb, &st->c, &st->b);          /* CB = C B */
+	fe64_sub_lazy(&st->e, &st->aa, &st->bb);         /* E = AA - BB */
+	fe64_mul121666_add_lazy(&st->t, &st->e, &st->bb); /* BB + 121666 E */
+	fe64_mul_lazy(&st->z2, &st->t, &st->e);          /* z2 = E (BB + 121666 E) */
+	fe64_mul_lazy(&st->x2, &st->aa, &st->bb);        /* x2 = AA BB */
+	fe64_add_lazy(&st->t, &st->da, &st->cb);
+	fe64_sq_lazy(&st->x3, &st->t);                   /* x3 = (DA + CB)^2 */
+	fe64_sub_lazy(&st->t, &st->da, &st->cb);
+	fe64_sq_lazy(&st->t, &st->t);
+	fe64_mul_lazy(&st->z3, &st->t, &st->x1);         /* z3 = x1 (DA - CB)^2 */
 }
 
 uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap)
@@ -205,7 +266,7 @@ uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint6
 		fe64_cswap(&st->x2, &st->x3, mask);
 		fe64_cswap(&st->z2, &st->z3, mask);
 		swap = bit;
-		fe64_ladder_step_a24(st);
+		fe64_ladder_step_lazy(st);
 	}
 	return swap;
 }

@@ -74,13 +74,18 @@ __attribute__((visibility("hidden"))) void fe64_ladder_step_adx(fe64_ladder *st)
  * w (secret), each with the lazy conditional swap of RFC 7748 first:
  *   swap ^= bit; cswap((x2, z2), (x3, z3), swap); swap = bit; step.
  * swap is 0 or 1 in; the return value is the swap still owed. The step is
- * fe64_ladder_step_generic's with BB + 121666 E computed as
- * 121666 AA - 121665 BB (not through E, so beside it): z2 may differ from
- * fe64_ladder_step_generic's by a multiple of p. x1, x2, z2, x3, z3 come out
- * with the same limbs from both twins; the temporaries of st do not (the
- * assembly orders the step differently). The assembly runs the whole loop
- * (no call per step, the swap in registers): x25519_ladder64 takes it
- * when ops->ladder_step is fe64_ladder_step_adx. */
+ * fe64_ladder_step_generic's with a lazier reduction: x2, z2, x3, z3 must be
+ * below FE64_LAZY_BOUND = 2^255 + 2^11 and come out below it (x1 any value
+ * below 2^256). Every product and square ends with one pass that folds the
+ * bits from 2^255 up with 2^255 = 19 (mod p), so is below 2^255 + 1463;
+ * then the sums and differences of two of them fold their carry (borrow)
+ * once, without fe64_add's (fe64_sub's) second fold, and BB + 121666 E is
+ * one pass too. The results are congruent to fe64_ladder_step_generic's,
+ * not equal. x1, x2, z2, x3, z3 come out with the same limbs from both
+ * twins; the temporaries of st do not (the assembly orders the step
+ * differently). The assembly runs the whole loop (no call per step, the
+ * swap in registers): x25519_ladder64 takes it when ops->ladder_step is
+ * fe64_ladder_step_adx. */
 uint64_t fe64_ladder_bits_generic(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t swap);
 __attribute__((visibility("hidden"))) uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w,
                                                                uint64_t n, uint64_t swap);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "ct.h"
 #include "ref51/fe.h"
 #include "fe64/fe64.h"
 #include "ref51/ge.h"
@@ -280,29 +281,113 @@ static void test_ladder_step(void **state)
 	}
 }
 
+/* Values below FE64_LAZY_BOUND = 2^255 + 2^11, the ladder's bound on x2,
+ * z2, x3, z3 (fe64.h): the special values below it, the largest values
+ * below it and below 2^255 + 1463 (a product's bound), values just above
+ * 2^255, and random values with bit 255 cleared. */
+static void rnd_lazy(uint64_t f[4])
+{
+	static const uint64_t top[][4] = {
+		{ 0x7ff, 0, 0, 0x8000000000000000 },
+		{ 1462, 0, 0, 0x8000000000000000 },
+		{ 38, 0, 0, 0x8000000000000000 },
+	};
+	uint64_t mode = rnd() % 4;
+	if (mode == 0) {
+		memcpy(f, top[rnd() % 3], 32);
+	} else if (mode == 1) {
+		const uint64_t *v = special[rnd() % N_SPECIAL];
+		memcpy(f, v[3] >> 63 ? top[0] : v, 32); /* the specials >= 2^255: the bound's edge */
+	} else {
+		rnd_fe64(f);
+		f[3] &= 0x7fffffffffffffff;
+	}
+}
+
+/* A ladder state for fe64_ladder_bits_*: x1 and the temporaries any value
+ * below 2^256, x2, z2, x3, z3 below FE64_LAZY_BOUND. */
+static void rnd_ladder_state(fe64_ladder *st, int use_special)
+{
+	fe64 *fields = &st->x1;
+	for (int i = 0; i < 15; i++) {
+		if (i >= 1 && i <= 4)
+			rnd_lazy(fields[i].v);
+		else if (use_special)
+			memcpy(fields[i].v, special[rnd() % N_SPECIAL], 32);
+		else
+			rnd_fe64(fields[i].v);
+	}
+}
+
+/* Case n of the fe64_ladder_bits_* tests: the state, the word (random or
+ * extreme: all ones, 0, alternating bits), the count (1..64 in turn) and
+ * the incoming swap. */
+static void ladder_bits_case(int n, fe64_ladder *st, uint64_t *w, uint64_t *count, uint64_t *swap)
+{
+	static const uint64_t words[] = { 0, UINT64_MAX, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555,
+	                                  0x8000000000000000, 1 };
+	rnd_ladder_state(st, n < 300);
+	*w = n % 3 == 0 ? words[rnd() % (sizeof words / sizeof words[0])] : rnd();
+	*count = 1 + (uint64_t)n % 64;
+	*swap = rnd() & 1;
+}
+
+/* The lazy reduction of fe64_ladder_bits_generic against the fully reduced
+ * step: fe64_ladder_step_generic after the same swaps, step by step, on
+ * states at and near the bound. x2, z2, x3, z3 must be congruent (equal
+ * canonical bytes), below FE64_LAZY_BOUND, and the swaps owed equal. C
+ * code only: runs on a CPU without ADX (or under Valgrind) too. */
+static void test_ladder_bits_lazy(void **state)
+{
+	(void)state;
+	fe64_ladder s1, s2;
+	for (int n = 0; n < 3000; n++) {
+		uint64_t w, count, swap;
+		ladder_bits_case(n, &s1, &w, &count, &swap);
+		s2 = s1;
+		uint64_t swap2 = swap;
+		uint64_t r1 = fe64_ladder_bits_generic(&s1, w, count, swap);
+		for (uint64_t i = 0; i < count; i++) {
+			uint64_t bit = (w << i) >> 63;
+			uint64_t mask = ct_mask_u64(swap2 ^ bit);
+			fe64_cswap(&s2.x2, &s2.x3, mask);
+			fe64_cswap(&s2.z2, &s2.z3, mask);
+			swap2 = bit;
+			fe64_ladder_step_generic(&s2);
+		}
+		assert_int_equal(r1, swap2);
+		for (int i = 1; i <= 4; i++) {
+			const uint64_t *f = (&s1.x1)[i].v;
+			uint8_t b1[32], b2[32];
+			fe64_tobytes(b1, &(&s1.x1)[i]);
+			fe64_tobytes(b2, &(&s2.x1)[i]);
+			/* below 2^255 + 2^11: top limb 2^63 at most, then 2^11 */
+			int below = f[3] < 0x8000000000000000 ||
+			            (f[3] == 0x8000000000000000 && f[2] == 0 && f[1] == 0 && f[0] < 0x800);
+			if (memcmp(b1, b2, 32) != 0 || !below) {
+				print_fe64("lazy", f);
+				fail_msg("fe64_ladder_bits_generic field %d: %s (n = %d, count %llu)", i,
+				         below ? "not congruent to the reduced step" : "above the bound", n,
+				         (unsigned long long)count);
+			}
+		}
+	}
+}
+
 /* fe64_ladder_bits_adx (the whole loop in assembly) against
  * fe64_ladder_bits_generic: x1, x2, z2, x3, z3 limb for limb and the swap
  * owed, for every count 1..64, random and extreme words (all ones, 0,
- * alternating bits) and both incoming swaps, on random and special states. */
+ * alternating bits) and both incoming swaps, on random and special states
+ * (x2, z2, x3, z3 below FE64_LAZY_BOUND, the functions' contract). */
 static void test_ladder_bits(void **state)
 {
 	(void)state;
 	require_adx();
-	static const uint64_t words[] = { 0, UINT64_MAX, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555,
-	                                  0x8000000000000000, 1 };
 	fe64_ladder s1, s2;
 	for (int n = 0; n < 3000; n++) {
-		fe64 *fields = &s1.x1;
-		for (int i = 0; i < 15; i++) {
-			if (n < 300)
-				memcpy(fields[i].v, special[rnd() % N_SPECIAL], 32);
-			else
-				rnd_fe64(fields[i].v);
-		}
+		uint64_t w, count, swap;
+		ladder_bits_case(n, &s1, &w, &count, &swap);
 		s2 = s1;
-		uint64_t w = n % 3 == 0 ? words[rnd() % (sizeof words / sizeof words[0])] : rnd();
-		uint64_t count = 1 + (uint64_t)n % 64;
-		uint64_t swap = rnd() & 1;
 		uint64_t r1 = fe64_ladder_bits_generic(&s1, w, count, swap);
 		uint64_t r2 = fe64_ladder_bits_adx(&s2, w, count, swap);
 		/* x1, x2, z2, x3, z3: the first five fields */
@@ -607,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_mul_sq_random),
 		cmocka_unit_test(test_generic_vs_fe51),
 		cmocka_unit_test(test_ladder_step),
+		cmocka_unit_test(test_ladder_bits_lazy),
 		cmocka_unit_test(test_ladder_bits),
 		cmocka_unit_test(test_ladders),
 		cmocka_unit_test(test_ge64_routines),

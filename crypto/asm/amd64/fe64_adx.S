@@ -544,8 +544,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 192], r8
 	mov	qword ptr [rdi + 200], r9
@@ -594,8 +594,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 256], r8
 	mov	qword ptr [rdi + 264], r9
@@ -967,8 +967,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 352], r8
 	mov	qword ptr [rdi + 360], r9
@@ -1100,8 +1100,8 @@ SIGIL_FUNC(fe64_ladder_step_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 448], r8
 	mov	qword ptr [rdi + 456], r9
@@ -1541,8 +1541,9 @@ SIGIL_ENDFUNC(fe64_ladder_step_adx)
 	/* then a ladder step, in one loop, for the bits */
 	/* 63, 62, ..., 64 - n of w (the scalar's bits, secret), with the lazy */
 	/* swap of RFC 7748: swap ^= bit; cswap(swap); swap = bit. Returns the */
-	/* last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as */
-	/* fe64_ladder_bits_generic (z2 = E (121666 AA - 121665 BB) there too); */
+	/* last bit (the swap still owed). x2, z2, x3, z3 below FE64_LAZY_BOUND */
+	/* (2^255 + 2^11) in and out, with the lazy reduction of */
+	/* fe64_ladder_bits_generic and the same limbs; */
 	/* the temporaries of st get other values. The loop count is public: the */
 	/* one jne is allowed by check-asm.sh for this name. rdi = st, rsi = w, */
 	/* rdx = n (moved to rcx), rcx = swap (kept below rsp, the red zone). */
@@ -1655,16 +1656,13 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adc	r9, r13
 	adc	r10, r14
 	adc	r11, r15
-	/* s = s + 38 c, carry c'; s0 + 38 c' (as add_body) */
+	/* s = s + 38 c (as fe64_add_lazy: p, q < FE64_LAZY_BOUND, so no carry c') */
 	sbb	rbp, rbp                           /* rbp = -c */
 	and	rbp, 38                            /* rbp = 38 c */
 	add	r8, rbp
 	adc	r9, 0
 	adc	r10, 0
 	adc	r11, 0
-	sbb	rbp, rbp                           /* rbp = -c' */
-	and	rbp, 38                            /* rbp = 38 c' */
-	add	r8, rbp
 	mov	qword ptr [rdi + 224], r8
 	mov	qword ptr [rdi + 232], r9
 	mov	qword ptr [rdi + 240], r10
@@ -1673,16 +1671,13 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	sbb	rbx, r13
 	sbb	rdx, r14
 	sbb	rsi, r15
-	/* d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body) */
+	/* d = d - 38 b (as fe64_sub_lazy: q < FE64_LAZY_BOUND, so no borrow b') */
 	sbb	rbp, rbp                           /* rbp = -b */
 	and	rbp, 38                            /* rbp = 38 b */
 	sub	rax, rbp
 	sbb	rbx, 0
 	sbb	rdx, 0
 	sbb	rsi, 0
-	sbb	rbp, rbp                           /* rbp = -b' */
-	and	rbp, 38                            /* rbp = 38 b' */
-	sub	rax, rbp
 	mov	qword ptr [rdi + 256], rax
 	mov	qword ptr [rdi + 264], rbx
 	mov	qword ptr [rdi + 272], rdx
@@ -1716,9 +1711,7 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adc	r9, 0
 	adc	r10, 0
 	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	/* no carry c': c = 1 leaves s < 2 FE64_LAZY_BOUND - 2^256 = 2^12 */
 	mov	qword ptr [rdi + 160], r8
 	mov	qword ptr [rdi + 168], r9
 	mov	qword ptr [rdi + 176], r10
@@ -1729,9 +1722,7 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	sbb	r13, 0
 	sbb	r14, 0
 	sbb	r15, 0
-	sbb	rbx, rbx                           /* rbx = -b' */
-	and	rbx, 38                            /* rbx = 38 b' */
-	sub	r12, rbx
+	/* no borrow b': b = 1 leaves d > 2^256 - FE64_LAZY_BOUND > 38 */
 	mov	qword ptr [rdi + 192], r12
 	mov	qword ptr [rdi + 200], r13
 	mov	qword ptr [rdi + 208], r14
@@ -1804,16 +1795,14 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 288], r8
 	mov	qword ptr [rdi + 296], r9
@@ -1895,16 +1884,14 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 416], r8
 	mov	qword ptr [rdi + 424], r9
@@ -1978,16 +1965,14 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 320], r8
 	mov	qword ptr [rdi + 328], r9
@@ -2069,16 +2054,14 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 384], r8
 	mov	qword ptr [rdi + 392], r9
@@ -2111,9 +2094,7 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adc	r9, 0
 	adc	r10, 0
 	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	/* no carry c': c = 1 leaves s < 2 FE64_LAZY_BOUND - 2^256 = 2^12 */
 	mov	qword ptr [rdi + 224], r8
 	mov	qword ptr [rdi + 232], r9
 	mov	qword ptr [rdi + 240], r10
@@ -2124,9 +2105,7 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	sbb	r13, 0
 	sbb	r14, 0
 	sbb	r15, 0
-	sbb	rbx, rbx                           /* rbx = -b' */
-	and	rbx, 38                            /* rbx = 38 b' */
-	sub	r12, rbx
+	/* no borrow b': b = 1 leaves d > 2^256 - FE64_LAZY_BOUND > 38 */
 	mov	qword ptr [rdi + 256], r12
 	mov	qword ptr [rdi + 264], r13
 	mov	qword ptr [rdi + 272], r14
@@ -2207,69 +2186,19 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 32], r8
 	mov	qword ptr [rdi + 40], r9
 	mov	qword ptr [rdi + 48], r10
 	mov	qword ptr [rdi + 56], r11
-
-	/* ---- t = 121666 AA - 121665 BB = BB + 121666 E ---- */
-	/* X = 121666 AA in r8..r12 */
-	mov	edx, 121666
-	mulx	rax, r8, qword ptr [rdi + 288]    /* rax:x0 = 121666 AA0 */
-	mulx	rbx, r9, qword ptr [rdi + 296]
-	add	r9, rax
-	mulx	rax, r10, qword ptr [rdi + 304]
-	adc	r10, rbx
-	mulx	r12, r11, qword ptr [rdi + 312]   /* x4 = hi */
-	adc	r11, rax
-	adc	r12, 0                             /* x4 < 2^17 */
-	/* Y = 121665 BB in r13, r14, r15, rbp, rbx */
-	mov	edx, 121665
-	mulx	rax, r13, qword ptr [rdi + 320]
-	mulx	rbx, r14, qword ptr [rdi + 328]
-	add	r14, rax
-	mulx	rax, r15, qword ptr [rdi + 336]
-	adc	r15, rbx
-	mulx	rbx, rbp, qword ptr [rdi + 344]
-	adc	rbp, rax
-	adc	rbx, 0                             /* y4 < 2^17 */
-	/* X = X + 2^18 p: limbs (2^64 - 4980736, 2^64 - 1, 2^64 - 1, 2^64 - 1, 2^17 - 1) */
-	add	r8, -4980736
-	adc	r9, -1
-	adc	r10, -1
-	adc	r11, -1
-	adc	r12, 131071                        /* < 2^18 */
-	/* D = X - Y, positive (Y < 2^18 p); d4 < 2^18 */
-	sub	r8, r13
-	sbb	r9, r14
-	sbb	r10, r15
-	sbb	r11, rbp
-	sbb	r12, rbx
-	xor	ebp, ebp                           /* zero register again */
-	/* s = (d0..d3) + 38 d4, carry out c'; then s0 + 38 c' */
-	imul	r12, r12, 38                      /* 38 d4 < 2^24 */
-	add	r8, r12
-	adc	r9, 0
-	adc	r10, 0
-	adc	r11, 0
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	mov	qword ptr [rdi + 448], r8
-	mov	qword ptr [rdi + 456], r9
-	mov	qword ptr [rdi + 464], r10
-	mov	qword ptr [rdi + 472], r11
 
 	/* ---- E = AA - BB ---- */
 	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
@@ -2288,96 +2217,40 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
-	sub	r8, rax
+	/* no borrow b': b = 1 leaves s > 2^256 - FE64_LAZY_BOUND > 38 */
 	mov	qword ptr [rdi + 352], r8
 	mov	qword ptr [rdi + 360], r9
 	mov	qword ptr [rdi + 368], r10
 	mov	qword ptr [rdi + 376], r11
 
-	/* ---- x3 = (DA + CB)^2 ---- */
-	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
-	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
-	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
-	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
-	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
-	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
-	adcx	r10, rax                          /* t2 += lo */
-	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
-	adcx	r11, rax                          /* t3 += lo + CF */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
-	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
-	adox	r11, rax                          /* t3 += lo + OF */
-	mulx	r13, r14, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
-	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
-	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
-	adcx	r13, rax                          /* t5 += lo + CF */
-	adox	r13, rbp                          /* t5 += OF */
-	adcx	r14, rbp                          /* t6 += CF */
-	adox	r14, rbp                          /* t6 += OF (no carry out) */
-	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
-	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
-	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
-	/* carries are 0 (the sum is f^2 < 2^512). */
-	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
-	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
-	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
-	adcx	r9, r9                            /* t1 = 2 c1 */
-	adox	r9, rbx                           /* t1 += hi f0^2 */
-	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
-	adcx	r10, r10                          /* t2 = 2 c2 + CF */
-	adox	r10, rax                          /* t2 += lo + OF */
-	adcx	r11, r11                          /* t3 = 2 c3 + CF */
-	adox	r11, rbx                          /* t3 += hi + OF */
-	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
-	adcx	r12, r12                          /* t4 = 2 c4 + CF */
-	adox	r12, rax                          /* t4 += lo + OF */
-	adcx	r13, r13                          /* t5 = 2 c5 + CF */
-	adox	r13, rbx                          /* t5 += hi + OF */
-	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
-	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
-	adcx	r14, r14                          /* t6 = 2 c6 + CF */
-	adox	r14, rax                          /* t6 += lo + OF */
-	adcx	r15, r15                          /* t7 = 2 c7 + CF */
-	adox	r15, rbx                          /* t7 += hi + OF */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* ---- t = BB + 121666 E ---- */
+	/* (s, c) = 121666 E + BB, c < 2^18 */
+	mov	edx, 121666
+	mulx	rax, r8, qword ptr [rdi + 352]    /* rax:s0 = 121666 E0 */
+	mulx	rbx, r9, qword ptr [rdi + 360]
+	add	r9, rax
+	mulx	rax, r10, qword ptr [rdi + 368]
+	adc	r10, rbx
+	mulx	r12, r11, qword ptr [rdi + 376]   /* c = hi */
+	adc	r11, rax
+	adc	r12, rbp                           /* c < 2^17 */
+	add	r8, qword ptr [rdi + 320]
+	adc	r9, qword ptr [rdi + 328]
+	adc	r10, qword ptr [rdi + 336]
+	adc	r11, qword ptr [rdi + 344]
+	adc	r12, rbp                           /* c < 2^18 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 2^24 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k < 2^19 */
+	imul	r12, r12, 19
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 96], r8
-	mov	qword ptr [rdi + 104], r9
-	mov	qword ptr [rdi + 112], r10
-	mov	qword ptr [rdi + 120], r11
+	adc	r11, rbp                           /* no carry out */
+	mov	qword ptr [rdi + 448], r8
+	mov	qword ptr [rdi + 456], r9
+	mov	qword ptr [rdi + 464], r10
+	mov	qword ptr [rdi + 472], r11
 
 	/* ---- da = (DA - CB)^2 ---- */
 	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
@@ -2446,23 +2319,21 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 384], r8
 	mov	qword ptr [rdi + 392], r9
 	mov	qword ptr [rdi + 400], r10
 	mov	qword ptr [rdi + 408], r11
 
-	/* ---- z2 = E (BB + 121666 E) = E (AA + a24 E) ---- */
+	/* ---- z2 = E (BB + 121666 E) ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rdi + 448]         /* rdx = f0 */
 	mulx	r9, r8, qword ptr [rdi + 352]     /* t1:t0 = f0 g0 */
@@ -2537,16 +2408,14 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9
@@ -2628,21 +2497,100 @@ SIGIL_FUNC(fe64_ladder_bits_adx)
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
 	add	r8, r12
 	adc	r9, rbp
 	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
 	/* h = s */
 	mov	qword ptr [rdi + 128], r8
 	mov	qword ptr [rdi + 136], r9
 	mov	qword ptr [rdi + 144], r10
 	mov	qword ptr [rdi + 152], r11
+
+	/* ---- x3 = (DA + CB)^2 ---- */
+	/* cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry */
+	/* chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF) */
+	/* + lo f1f2 (OF); t4 = hi f0f3 + hi f1f2 (CF) + lo f1f3 (OF); */
+	/* t5 = hi f1f3 + lo f2f3 (CF) + OF; t6 = hi f2f3 + CF + OF (c < 2^448) */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	r10, r9, qword ptr [rdi + 232]    /* t2:t1 = f0 f1 */
+	mulx	r11, rax, qword ptr [rdi + 240]   /* hi:lo = f0 f2; t3 = hi */
+	adcx	r10, rax                          /* t2 += lo */
+	mulx	r12, rax, qword ptr [rdi + 248]   /* hi:lo = f0 f3; t4 = hi */
+	adcx	r11, rax                          /* t3 += lo + CF */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, qword ptr [rdi + 240]   /* hi:lo = f1 f2 */
+	adox	r11, rax                          /* t3 += lo + OF */
+	mulx	r13, r14, qword ptr [rdi + 248]   /* hi:lo = f1 f3; t5 = hi */
+	adcx	r12, rbx                          /* t4 += hi f1 f2 + CF */
+	adox	r12, r14                          /* t4 += lo f1 f3 + OF */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	r14, rax, qword ptr [rdi + 248]   /* hi:lo = f2 f3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo + CF */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r14, rbp                          /* t6 += CF */
+	adox	r14, rbp                          /* t6 += OF (no carry out) */
+	/* t = 2 c + f0^2 + f1^2 2^128 + f2^2 2^256 + f3^2 2^384 on two carry */
+	/* chains: limb k doubled on CF (adcx tk, tk), then the square limb added */
+	/* on OF; t7 = 0 + the bit shifted out + the top square limb. Both final */
+	/* carries are 0 (the sum is f^2 < 2^512). */
+	mov	rdx, qword ptr [rdi + 224]         /* rdx = f0 */
+	mulx	rbx, r8, rdx                      /* rbx:t0 = f0^2 */
+	xor	r15d, r15d                         /* t7 = 0; CF = OF = 0 */
+	adcx	r9, r9                            /* t1 = 2 c1 */
+	adox	r9, rbx                           /* t1 += hi f0^2 */
+	mov	rdx, qword ptr [rdi + 232]         /* rdx = f1 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f1^2 */
+	adcx	r10, r10                          /* t2 = 2 c2 + CF */
+	adox	r10, rax                          /* t2 += lo + OF */
+	adcx	r11, r11                          /* t3 = 2 c3 + CF */
+	adox	r11, rbx                          /* t3 += hi + OF */
+	mov	rdx, qword ptr [rdi + 240]         /* rdx = f2 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f2^2 */
+	adcx	r12, r12                          /* t4 = 2 c4 + CF */
+	adox	r12, rax                          /* t4 += lo + OF */
+	adcx	r13, r13                          /* t5 = 2 c5 + CF */
+	adox	r13, rbx                          /* t5 += hi + OF */
+	mov	rdx, qword ptr [rdi + 248]         /* rdx = f3 */
+	mulx	rbx, rax, rdx                     /* hi:lo = f3^2 */
+	adcx	r14, r14                          /* t6 = 2 c6 + CF */
+	adox	r14, rax                          /* t6 += lo + OF */
+	adcx	r15, r15                          /* t7 = 2 c7 + CF */
+	adox	r15, rbx                          /* t7 += hi + OF */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463 */
+	btr	r11, 63                            /* CF = bit 255; s3 &= 2^63 - 1 */
+	adc	r12, r12                           /* k = 2 c + CF <= 77 */
+	imul	r12, r12, 19                      /* 19 k < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	adc	r10, rbp
+	adc	r11, rbp                           /* no carry out: s3 < 2^63 before */
+	/* h = s */
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
 
 	dec	rcx
 	jnz	1b                                 /* public count */
@@ -3839,8 +3787,8 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9
@@ -3864,8 +3812,8 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -3889,8 +3837,8 @@ SIGIL_FUNC(ge64_p2_dbl_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
@@ -3987,8 +3935,8 @@ SIGIL_FUNC(ge64_madd_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -4310,8 +4258,8 @@ SIGIL_FUNC(ge64_madd_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -4385,8 +4333,8 @@ SIGIL_FUNC(ge64_madd_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
@@ -4483,8 +4431,8 @@ SIGIL_FUNC(ge64_msub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -4806,8 +4754,8 @@ SIGIL_FUNC(ge64_msub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -4856,8 +4804,8 @@ SIGIL_FUNC(ge64_msub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9
@@ -4979,8 +4927,8 @@ SIGIL_FUNC(ge64_add_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -5393,8 +5341,8 @@ SIGIL_FUNC(ge64_add_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -5468,8 +5416,8 @@ SIGIL_FUNC(ge64_add_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
@@ -5566,8 +5514,8 @@ SIGIL_FUNC(ge64_sub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -5980,8 +5928,8 @@ SIGIL_FUNC(ge64_sub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 0], r8
 	mov	qword ptr [rdi + 8], r9
@@ -6030,8 +5978,8 @@ SIGIL_FUNC(ge64_sub_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rdi + 64], r8
 	mov	qword ptr [rdi + 72], r9

@@ -5,8 +5,9 @@ GF(2^255 - 19) on four 64-bit limbs with MULX (BMI2), ADCX and ADOX (ADX),
 one whole step of the X25519 ladder built from the same blocks (plus
 addition, subtraction and the multiplication by 121666, the twins of
 fe64_add, fe64_sub and fe64_mul121666 in crypto/fe64/fe64.h), and the ladder's
-loop over 64 scalar bits with the conditional swaps (fe64_ladder_bits_adx,
-twin fe64_ladder_bits_generic in crypto/fe64/fe64.c).
+loop over 64 scalar bits with the conditional swaps and a lazier reduction
+(fe64_ladder_bits_adx, twin fe64_ladder_bits_generic in crypto/fe64/fe64.c;
+the bound is in crypto/fe64/fe64.h).
 
 These are the assembly twins of fe64_mul_generic and fe64_sq_generic in
 crypto/fe64/fe64.c, with the same contract and the same result bit for bit:
@@ -105,8 +106,9 @@ def arg(reg, base=0):
     return lambda i: mem(reg, i, base)
 
 
-def reduce_and_store(o, h):
-    """t (r8..r15) -> h, steps 2 and 3 of the method."""
+def reduce_and_store(o, h, lazy=False):
+    """t (r8..r15) -> h, steps 2 and 3 of the method; lazy: step 3 of the
+    ladder's lazy reduction instead (reduce255_tail)."""
     o.note("s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, "
            "38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain)")
     o.ins("mov", "edx, 38")
@@ -119,6 +121,9 @@ def reduce_and_store(o, h):
             o.ins("adox", T[i + 1] + ", rbx", comment="s%d += hi" % (i + 1))
     o.ins("adox", "r12, " + ZERO, comment="c = hi of 38 t7 + OF")
     o.ins("adcx", "r12, " + ZERO, comment="c += CF; c <= 38")
+    if lazy:
+        reduce255_tail(o, h)
+        return
     o.note("s = s + 38 c; c' = the carry out (0 or 1)")
     o.ins("imul", "r12, r12, 38", comment="38 c < 2^11")
     o.ins("add", "r8, r12")
@@ -134,6 +139,25 @@ def reduce_and_store(o, h):
         o.ins("mov", h(i) + ", " + T[i])
 
 
+def reduce255_tail(o, h):
+    """The ladder's step 3 (fe64_reduce255 of fe64.c): from s (r8..r11) and
+    c <= 38 (r12), with 2^255 = 19 (mod p): k = 2 c + bit 255 of s <= 77,
+    h = (s mod 2^255) + 19 k < 2^255 + 1463 (no carry out): one pass, and an
+    output below FE64_LAZY_BOUND = 2^255 + 2^11, which the ladder's single-fold
+    additions and subtractions need."""
+    o.note("k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 1463")
+    o.ins("btr", "r11, 63", comment="CF = bit 255; s3 &= 2^63 - 1")
+    o.ins("adc", "r12, r12", comment="k = 2 c + CF <= 77")
+    o.ins("imul", "r12, r12, 19", comment="19 k < 2^11")
+    o.ins("add", "r8, r12")
+    o.ins("adc", "r9, rbp")
+    o.ins("adc", "r10, rbp")
+    o.ins("adc", "r11, rbp", comment="no carry out: s3 < 2^63 before")
+    o.note("h = s")
+    for i in range(4):
+        o.ins("mov", h(i) + ", " + T[i])
+
+
 def gen_mul(o):
     name = "fe64_mul_adx"
     o.note("void fe64_mul_adx(uint64_t h[4], const uint64_t f[4], const uint64_t g[4]);")
@@ -144,8 +168,9 @@ def gen_mul(o):
     epilogue(o, name)
 
 
-def mul_body(o, h, f, g):
-    """h = f g: f, g, h operands (arg); uses rax, rbx, rdx, r8..r15; rbp = 0."""
+def mul_body(o, h, f, g, lazy=False):
+    """h = f g: f, g, h operands (arg); uses rax, rbx, rdx, r8..r15; rbp = 0.
+    lazy: the ladder's reduction (reduce255_tail)."""
     o.note("row 0: t0..t4 = f0 (g0..g3)")
     o.ins("mov", "rdx, " + f(0), comment="rdx = f0")
     o.ins("mulx", "r9, r8, " + g(0), comment="t1:t0 = f0 g0")
@@ -173,7 +198,7 @@ def mul_body(o, h, f, g):
                 o.ins("adox", T[i + 4] + ", " + ZERO, comment="t%d += OF" % (i + 4))
                 o.ins("adcx", T[i + 4] + ", " + ZERO,
                       comment="t%d += CF (no carry out: the row sum fits)" % (i + 4))
-    reduce_and_store(o, h)
+    reduce_and_store(o, h, lazy)
 
 
 def gen_sq(o):
@@ -185,7 +210,7 @@ def gen_sq(o):
     epilogue(o, name)
 
 
-def sq_body(o, h, f):
+def sq_body(o, h, f, lazy=False):
     """h = f^2: operands as mul_body."""
     o.note("cross products c = sum_{i<j} fi fj 2^(64(i+j)) in t1..t6 on two carry")
     o.note("chains: t1 = lo f0f1; t2 = hi f0f1 + lo f0f2; t3 = hi f0f2 + lo f0f3 (CF)")
@@ -227,7 +252,7 @@ def sq_body(o, h, f):
         o.ins("adox", lo + ", rax", comment="t%d += lo + OF" % (2 * i))
         o.ins("adcx", "%s, %s" % (hi, hi), comment="t%d = 2 c%d + CF" % (2 * i + 1, 2 * i + 1))
         o.ins("adox", hi + ", rbx", comment="t%d += hi + OF" % (2 * i + 1))
-    reduce_and_store(o, h)
+    reduce_and_store(o, h, lazy)
 
 
 def gen_sq_n(o):
@@ -271,8 +296,21 @@ def add_body(o, h, f, g):
         o.ins("mov", h(i) + ", " + T[i])
 
 
-def sub_body(o, h, f, g):
-    """h = f - g (mod p), as fe64_sub: uses rax, r8..r11."""
+def fold_again(o, reg, op, dst, lazy, why):
+    """The second fold of an addition (op "add") or subtraction ("sub"):
+    the carry (borrow) c' of the first fold, in CF, times 38 into dst's low
+    limb (no further carry); lazy: none, with the note why c' is 0."""
+    if lazy:
+        o.note(why)
+        return
+    o.ins("sbb", "%s, %s" % (reg, reg), comment="%s = -c'" % reg)
+    o.ins("and", reg + ", 38", comment="%s = 38 c'" % reg)
+    o.ins(op, dst + ", " + reg)
+
+
+def sub_body(o, h, f, g, lazy=False):
+    """h = f - g (mod p), as fe64_sub: uses rax, r8..r11. lazy: the one
+    fold of fe64_sub_lazy (g < FE64_LAZY_BOUND), no second one."""
     o.note("(s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p)")
     for i in range(4):
         o.ins("mov", T[i] + ", " + f(i))
@@ -285,9 +323,8 @@ def sub_body(o, h, f, g):
     o.ins("sub", "r8, rax")
     for i in range(1, 4):
         o.ins("sbb", T[i] + ", 0")
-    o.ins("sbb", "rax, rax", comment="rax = -b'")
-    o.ins("and", "rax, 38", comment="rax = 38 b'")
-    o.ins("sub", "r8, rax")
+    fold_again(o, "rax", "sub", "r8", lazy,
+               "no borrow b': b = 1 leaves s > 2^256 - FE64_LAZY_BOUND > 38")
     for i in range(4):
         o.ins("mov", h(i) + ", " + T[i])
 
@@ -316,56 +353,36 @@ def mul121666_body(o, h, f):
         o.ins("mov", h(i) + ", " + T[i])
 
 
-def a24_body(o, h, aa, bb):
-    """h = 121666 AA - 121665 BB (mod p) = BB + 121666 (AA - BB), from AA and
-    BB alone (not through E = AA - BB): X = 121666 AA and Y = 121665 BB (five
-    limbs each, top limbs < 2^17), D = X + 2^18 p - Y, 0 < D < 2^274 (2^18 p =
-    (2^17 - 1) 2^256 + 2^256 - 4980736), then D = (d0..d3) + 38 d4 and the
-    carry fold of mul121666_body. Uses rax, rbx, rdx, r8..r15 and rbp
-    (zeroed again at the end)."""
-    o.note("X = 121666 AA in r8..r12")
+def mul121666_add_body(o, h, e, bb):
+    """h = BB + 121666 E (mod p), as fe64_mul121666_add_lazy: (s, c) =
+    121666 E + BB, c < 2^18; k = 2 c + bit 255 of s < 2^19, h = (s mod
+    2^255) + 19 k < 2^255 + 2^24 (no carry out). Uses rax, rbx, rdx,
+    r8..r12."""
+    o.note("(s, c) = 121666 E + BB, c < 2^18")
     o.ins("mov", "edx, 121666")
-    o.ins("mulx", "rax, r8, " + aa(0), comment="rax:x0 = 121666 AA0")
-    o.ins("mulx", "rbx, r9, " + aa(1))
+    o.ins("mulx", "rax, r8, " + e(0), comment="rax:s0 = 121666 E0")
+    o.ins("mulx", "rbx, r9, " + e(1))
     o.ins("add", "r9, rax")
-    o.ins("mulx", "rax, r10, " + aa(2))
+    o.ins("mulx", "rax, r10, " + e(2))
     o.ins("adc", "r10, rbx")
-    o.ins("mulx", "r12, r11, " + aa(3), comment="x4 = hi")
+    o.ins("mulx", "r12, r11, " + e(3), comment="c = hi")
     o.ins("adc", "r11, rax")
-    o.ins("adc", "r12, 0", comment="x4 < 2^17")
-    o.note("Y = 121665 BB in r13, r14, r15, rbp, rbx")
-    o.ins("mov", "edx, 121665")
-    o.ins("mulx", "rax, r13, " + bb(0))
-    o.ins("mulx", "rbx, r14, " + bb(1))
-    o.ins("add", "r14, rax")
-    o.ins("mulx", "rax, r15, " + bb(2))
-    o.ins("adc", "r15, rbx")
-    o.ins("mulx", "rbx, rbp, " + bb(3))
-    o.ins("adc", "rbp, rax")
-    o.ins("adc", "rbx, 0", comment="y4 < 2^17")
-    o.note("X = X + 2^18 p: limbs (2^64 - 4980736, 2^64 - 1, 2^64 - 1, 2^64 - 1, 2^17 - 1)")
-    o.ins("add", "r8, -4980736")
-    o.ins("adc", "r9, -1")
-    o.ins("adc", "r10, -1")
-    o.ins("adc", "r11, -1")
-    o.ins("adc", "r12, 131071", comment="< 2^18")
-    o.note("D = X - Y, positive (Y < 2^18 p); d4 < 2^18")
-    o.ins("sub", "r8, r13")
-    o.ins("sbb", "r9, r14")
-    o.ins("sbb", "r10, r15")
-    o.ins("sbb", "r11, rbp")
-    o.ins("sbb", "r12, rbx")
-    o.ins("xor", "ebp, ebp", comment="zero register again")
-    o.note("s = (d0..d3) + 38 d4, carry out c'; then s0 + 38 c'")
-    o.ins("imul", "r12, r12, 38", comment="38 d4 < 2^24")
-    o.ins("add", "r8, r12")
+    o.ins("adc", "r12, rbp", comment="c < 2^17")
+    o.ins("add", "r8, " + bb(0))
     for i in range(1, 4):
-        o.ins("adc", T[i] + ", 0")
-    o.ins("sbb", "rax, rax", comment="rax = -c'")
-    o.ins("and", "rax, 38", comment="rax = 38 c'")
-    o.ins("add", "r8, rax")
+        o.ins("adc", T[i] + ", " + bb(i))
+    o.ins("adc", "r12, rbp", comment="c < 2^18")
+    o.note("k = 2 c + bit 255 of s; s = (s mod 2^255) + 19 k < 2^255 + 2^24")
+    o.ins("btr", "r11, 63", comment="CF = bit 255; s3 &= 2^63 - 1")
+    o.ins("adc", "r12, r12", comment="k < 2^19")
+    o.ins("imul", "r12, r12, 19")
+    o.ins("add", "r8, r12")
+    o.ins("adc", "r9, rbp")
+    o.ins("adc", "r10, rbp")
+    o.ins("adc", "r11, rbp", comment="no carry out")
     for i in range(4):
         o.ins("mov", h(i) + ", " + T[i])
+
 
 def gen_ladder_step(o):
     name = "fe64_ladder_step_adx"
@@ -385,10 +402,11 @@ def gen_ladder_step(o):
     epilogue(o, name)
 
 
-def addsub_body(o, hs, hd, f, g):
+def addsub_body(o, hs, hd, f, g, lazy=False):
     """hs = f + g, hd = f - g (mod p), as fe64_add and fe64_sub (the same
     limbs as add_body then sub_body), f and g loaded once: uses rax, rbx,
-    r8..r15."""
+    r8..r15. lazy: fe64_add_lazy and fe64_sub_lazy (f, g < FE64_LAZY_BOUND),
+    one fold each."""
     o.note("(s, c) = f + g and (d, b) = f - g, from one load of f")
     for i in range(4):
         o.ins("mov", T[i] + ", " + f(i))
@@ -407,9 +425,8 @@ def addsub_body(o, hs, hd, f, g):
     o.ins("add", "r8, rax")
     for i in range(1, 4):
         o.ins("adc", T[i] + ", 0")
-    o.ins("sbb", "rax, rax", comment="rax = -c'")
-    o.ins("and", "rax, 38", comment="rax = 38 c'")
-    o.ins("add", "r8, rax")
+    fold_again(o, "rax", "add", "r8", lazy,
+               "no carry c': c = 1 leaves s < 2 FE64_LAZY_BOUND - 2^256 = 2^12")
     for i in range(4):
         o.ins("mov", hs(i) + ", " + T[i])
     o.note("d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body)")
@@ -417,9 +434,8 @@ def addsub_body(o, hs, hd, f, g):
     o.ins("sub", "r12, rbx")
     for i in range(1, 4):
         o.ins("sbb", T[4 + i] + ", 0")
-    o.ins("sbb", "rbx, rbx", comment="rbx = -b'")
-    o.ins("and", "rbx, 38", comment="rbx = 38 b'")
-    o.ins("sub", "r12, rbx")
+    fold_again(o, "rbx", "sub", "r12", lazy,
+               "no borrow b': b = 1 leaves d > 2^256 - FE64_LAZY_BOUND > 38")
     for i in range(4):
         o.ins("mov", hd(i) + ", " + T[4 + i])
 
@@ -452,36 +468,73 @@ def swap_addsub_body(o, hs, hd, p, q, p2, q2, mask, wslot):
     o.ins("add", "r8, r12")
     for i in range(1, 4):
         o.ins("adc", T[i] + ", " + T[4 + i])
-    o.note("s = s + 38 c, carry c'; s0 + 38 c' (as add_body)")
+    o.note("s = s + 38 c (as fe64_add_lazy: p, q < FE64_LAZY_BOUND, so no carry c')")
     o.ins("sbb", "rbp, rbp", comment="rbp = -c")
     o.ins("and", "rbp, 38", comment="rbp = 38 c")
     o.ins("add", "r8, rbp")
     for i in range(1, 4):
         o.ins("adc", T[i] + ", 0")
-    o.ins("sbb", "rbp, rbp", comment="rbp = -c'")
-    o.ins("and", "rbp, 38", comment="rbp = 38 c'")
-    o.ins("add", "r8, rbp")
     for i in range(4):
         o.ins("mov", hs(i) + ", " + T[i])
     o.ins("sub", "rax, r12")
     for i in range(1, 4):
         o.ins("sbb", D[i] + ", " + T[4 + i])
-    o.note("d = d - 38 b, borrow b'; d0 - 38 b' (as sub_body)")
+    o.note("d = d - 38 b (as fe64_sub_lazy: q < FE64_LAZY_BOUND, so no borrow b')")
     o.ins("sbb", "rbp, rbp", comment="rbp = -b")
     o.ins("and", "rbp, 38", comment="rbp = 38 b")
     o.ins("sub", "rax, rbp")
     for i in range(1, 4):
         o.ins("sbb", D[i] + ", 0")
-    o.ins("sbb", "rbp, rbp", comment="rbp = -b'")
-    o.ins("and", "rbp, 38", comment="rbp = 38 b'")
-    o.ins("sub", "rax, rbp")
     for i in range(4):
         o.ins("mov", hd(i) + ", " + D[i])
     o.ins("xor", "ebp, ebp", comment="zero register again")
     o.ins("mov", "rsi, " + wslot, comment="w")
 
 
-def gen_ladder_bits(o):
+def _lazy(body):
+    return lambda o, *a: body(o, *a, lazy=True)
+
+
+def ladder_bits_steps(wslot):
+    """The operations of one step of fe64_ladder_bits_adx by name: (comment,
+    body, destination and source fields). Slots reused once dead:
+    c = DA + CB, d = DA - CB, da = (DA - CB)^2. The lazy reduction of
+    fe64_ladder_bits_generic (crypto/fe64/fe64.h): every product and square
+    below FE64_LAZY_BOUND = 2^255 + 2^11 (reduce255_tail), so that the sums
+    and differences of products and squares fold once (the second carry of
+    fe64_add / fe64_sub cannot happen), and t = BB + 121666 E in one pass
+    (mul121666_add_body: 4 MULX, where 121666 AA - 121665 BB took 8)."""
+    addsub, sub, sq, mul = (_lazy(addsub_body), _lazy(sub_body), _lazy(sq_body),
+                            _lazy(mul_body))
+    return {
+        "CD": ("swap (x2, x3) and (z2, z3) by the mask; C = x3 + z3, D = x3 - z3",
+               lambda o, c, d, x3, z3, x2, z2: swap_addsub_body(o, c, d, x3, z3, x2, z2,
+                                                                "rbx", wslot),
+               "c", "d", "x3", "z3", "x2", "z2"),
+        "AB": ("A = x2 + z2, B = x2 - z2", addsub, "a", "b", "x2", "z2"),
+        "AA": ("AA = A^2", sq, "aa", "a"),
+        "BB": ("BB = B^2", sq, "bb", "b"),
+        "CB": ("CB = C B", mul, "cb", "c", "b"),
+        "DA": ("DA = D A", mul, "da", "d", "a"),
+        "cd": ("c = DA + CB, d = DA - CB", addsub, "c", "d", "da", "cb"),
+        "x2": ("x2 = AA BB", mul, "x2", "aa", "bb"),
+        "E": ("E = AA - BB", sub, "e", "aa", "bb"),
+        "t": ("t = BB + 121666 E", mul121666_add_body, "t", "e", "bb"),
+        "x3": ("x3 = (DA + CB)^2", sq, "x3", "c"),
+        "da": ("da = (DA - CB)^2", sq, "da", "d"),
+        "z2": ("z2 = E (BB + 121666 E)", mul, "z2", "t", "e"),
+        "z3": ("z3 = x1 (DA - CB)^2", mul, "z3", "da", "x1"),
+    }
+
+
+# The order of the step's operations: the fastest of a search over the
+# orders the dependencies allow (on AMD Zen 4; the out-of-order core
+# overlaps neighbours).
+LADDER_BITS_ORDER = ["CD", "AB", "AA", "CB", "BB", "DA", "cd", "x2", "E", "t", "da", "z2",
+                     "z3", "x3"]
+
+
+def gen_ladder_bits(o, order=None):
     name = "fe64_ladder_bits_adx"
     o.note("uint64_t fe64_ladder_bits_adx(fe64_ladder *st, uint64_t w, uint64_t n,")
     o.note("                              uint64_t swap);")
@@ -489,8 +542,9 @@ def gen_ladder_bits(o):
     o.note("then a ladder step, in one loop, for the bits")
     o.note("63, 62, ..., 64 - n of w (the scalar's bits, secret), with the lazy")
     o.note("swap of RFC 7748: swap ^= bit; cswap(swap); swap = bit. Returns the")
-    o.note("last bit (the swap still owed). Same limbs in x2, z2, x3, z3 as")
-    o.note("fe64_ladder_bits_generic (z2 = E (121666 AA - 121665 BB) there too);")
+    o.note("last bit (the swap still owed). x2, z2, x3, z3 below FE64_LAZY_BOUND")
+    o.note("(2^255 + 2^11) in and out, with the lazy reduction of")
+    o.note("fe64_ladder_bits_generic and the same limbs;")
     o.note("the temporaries of st get other values. The loop count is public: the")
     o.note("one jne is allowed by check-asm.sh for this name. rdi = st, rsi = w,")
     o.note("rdx = n (moved to rcx), rcx = swap (kept below rsp, the red zone).")
@@ -509,31 +563,9 @@ def gen_ladder_bits(o):
     o.ins("mov", SWAP + ", rax", comment="swap = bit")
     o.ins("xor", "rbx, rax")
     o.ins("neg", "rbx", comment="mask: all ones or 0")
-    # The step of gen_ladder_step, but t = BB + 121666 E computed as
-    # 121666 AA - 121665 BB (a24_body) beside E instead of after it; the
-    # order is the fastest of a search over the orders the dependencies
-    # allow (on AMD Zen 4; the out-of-order core overlaps neighbours). Slots
-    # reused once dead: c = DA + CB, d = DA - CB, da = (DA - CB)^2.
-    steps = [
-        ("swap (x2, x3) and (z2, z3) by the mask; C = x3 + z3, D = x3 - z3",
-         lambda o, c, d, x3, z3, x2, z2: swap_addsub_body(o, c, d, x3, z3, x2, z2, "rbx", WSLOT),
-         "c", "d", "x3", "z3", "x2", "z2"),
-        ("A = x2 + z2, B = x2 - z2", addsub_body, "a", "b", "x2", "z2"),
-        ("AA = A^2", sq_body, "aa", "a"),
-        ("CB = C B", mul_body, "cb", "c", "b"),
-        ("BB = B^2", sq_body, "bb", "b"),
-        ("DA = D A", mul_body, "da", "d", "a"),
-        ("c = DA + CB, d = DA - CB", addsub_body, "c", "d", "da", "cb"),
-        ("x2 = AA BB", mul_body, "x2", "aa", "bb"),
-        ("t = 121666 AA - 121665 BB = BB + 121666 E", a24_body, "t", "aa", "bb"),
-        ("E = AA - BB", sub_body, "e", "aa", "bb"),
-        ("x3 = (DA + CB)^2", sq_body, "x3", "c"),
-        ("da = (DA - CB)^2", sq_body, "da", "d"),
-        ("z2 = E (BB + 121666 E) = E (AA + a24 E)", mul_body, "z2", "t", "e"),
-        ("z3 = x1 (DA - CB)^2", mul_body, "z3", "da", "x1"),
-    ]
-    for step in steps:
-        text, body, args = step[0], step[1], step[2:]
+    steps = ladder_bits_steps(WSLOT)
+    for key in order or LADDER_BITS_ORDER:
+        text, body, args = steps[key][0], steps[key][1], steps[key][2:]
         o.blank()
         o.note("---- " + text + " ----")
         body(o, *[F[a] for a in args])
