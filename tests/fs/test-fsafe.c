@@ -168,6 +168,24 @@ static void test_log_escape(void **state)
 	assert_int_equal(log_escape(small, sizeof(small), "abc\x1b" "d", 5, 0), 7);
 	assert_string_equal(small, "abc\\x1b");
 	escaped("x y", 3, LOG_ESCAPE_FIELD | LOG_ESCAPE_NL_SPACE, "x\\x20y");
+	/* long runs (taken eight bytes at a time) with each kind of stop at
+	 * each position of a word */
+	for (size_t at = 0; at < 24; at++) {
+		static const char stops[] = { '\x1f', '\x7f', '\x00', '\n', '\x9b', '\xff' };
+		for (size_t k = 0; k < sizeof(stops); k++) {
+			char in[32], want[64];
+			memset(in, '~', sizeof(in));
+			in[at] = stops[k];
+			snprintf(want, sizeof(want), "%.*s\\x%02x%.*s", (int)at, in, (unsigned char)stops[k],
+			         (int)(sizeof(in) - at - 1), in + at + 1);
+			escaped(in, sizeof(in), 0, want);
+		}
+		char in[33];
+		memset(in, ' ', sizeof(in) - 1);
+		in[at] = '\xc3', in[at + 1] = '\xa9'; /* UTF-8 passes */
+		in[32] = '\0';
+		escaped(in, 32, 0, in);
+	}
 }
 
 int main(void)
