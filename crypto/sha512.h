@@ -41,6 +41,13 @@ sha512_blocks_fn *sha512_blocks_avx2_built(void);
  * else 0. */
 int sha512_avx2_capable(void);
 
+/* The same for the AVX-512VL block function (the AVX2 one with its message
+ * schedule in AVX-512VL: VPRORQ, VPTERNLOGQ): built in the same builds;
+ * capable when the CPU has AVX2, BMI1, BMI2, AVX-512 F and VL and the OS
+ * saves the AVX-512 state (XCR0: opmask, ZMM). */
+sha512_blocks_fn *sha512_blocks_avx512_built(void);
+int sha512_avx512_capable(void);
+
 /* The block function sigil_sha512* use: the AVX2 one when capable, else the
  * portable one. Asked once (CPUID), then cached. */
 sha512_blocks_fn *sha512_blocks_chosen(void);

@@ -19,10 +19,19 @@
 /* CPUID leaf 7, subleaf 0, EBX bit 3: BMI1 (ANDN). x86_features.h names
  * only the bits the other probes ask for. */
 #define SHA512_X86_BMI1 (1u << 3)
+/* CPUID leaf 7, subleaf 0, EBX bit 31: AVX512VL (the AVX-512 instructions
+ * on ymm registers) */
+#define SHA512_X86_AVX512VL (1u << 31)
 
 /* sha512_avx2.S: works like sha512_blocks_generic; time depends on nblocks
  * only; needs AVX2, BMI1, BMI2 and an OS that saves the YMM state. */
 void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks);
+
+/* sha512_avx2.S as well: sha512_blocks_avx2 with the message schedule's
+ * rotations and three-way XORs in AVX-512VL (VPRORQ, VPTERNLOGQ on ymm);
+ * needs what it needs, AVX-512 F and VL, and an OS that saves the AVX-512
+ * state (EVEX instructions fault without it, even on ymm). */
+void sha512_blocks_avx512(uint64_t state[8], const uint8_t *in, size_t nblocks);
 
 sha512_blocks_fn *sha512_blocks_avx2_built(void)
 {
@@ -36,4 +45,16 @@ int sha512_avx2_capable(void)
 	return x86_cpu_has(X86_AVX2 | X86_BMI2 | SHA512_X86_BMI1, X86_XCR0_YMM);
 }
 
+sha512_blocks_fn *sha512_blocks_avx512_built(void)
+{
+	return sha512_blocks_avx512;
+}
+
+int sha512_avx512_capable(void)
+{
+	return x86_cpu_has(X86_AVX2 | X86_BMI2 | SHA512_X86_BMI1 | X86_AVX512F | SHA512_X86_AVX512VL,
+			   X86_XCR0_ZMM);
+}
+
 #undef SHA512_X86_BMI1
+#undef SHA512_X86_AVX512VL
