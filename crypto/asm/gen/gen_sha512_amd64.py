@@ -1,13 +1,24 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Generate crypto/asm/amd64/sha512_avx2.S: the SHA-512 block function
-sha512_blocks_avx2 for amd64 CPUs with AVX2, BMI1 and BMI2 (FIPS 180-4
-section 6.4.2), the assembly twin of sha512_blocks_generic in
-crypto/sha512.c, with the same contract (crypto/sha512.h):
+"""Generate crypto/asm/amd64/sha512_avx2.S: the SHA-512 block functions
+sha512_blocks_avx2 for amd64 CPUs with AVX2, BMI1 and BMI2 and
+sha512_blocks_avx512 for those that also have AVX-512 F and VL (FIPS 180-4
+section 6.4.2), assembly twins of sha512_blocks_generic in crypto/sha512.c,
+with the same contract (crypto/sha512.h):
 
   void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks);
+  void sha512_blocks_avx512(uint64_t state[8], const uint8_t *in, size_t nblocks);
   state <- compress(state, block) for each of the nblocks 128-byte blocks
   at in; nblocks may be 0; in needs no alignment.
+
+The two are written by the same code and differ only in the vector
+instructions of a schedule step: AVX2 has no 64-bit rotation (a rotation
+is two shifts and an XOR, ROTR 8 a byte shuffle), AVX-512VL has VPRORQ,
+and VPTERNLOGQ XORs three registers in one instruction: 15 instructions a
+step instead of 23. On Zen 4 (EPYC 9004) that does not make long messages
+faster (the scalar rounds bound them, and the schedule was already hidden
+beside them) but one- and two-block calls 2-3 % faster, where the first
+pair computes its schedule densely (docs/performance.md, 2026-12-04).
 
 Method (written from FIPS 180-4; the comment beside each instruction of the
 output says what it computes):
@@ -61,8 +72,12 @@ jumps are on public values: the block count and the cursors, which step
 by constants), and every memory operand is a register (the stack pointer,
 the input and state pointers, the cursors) or rip, plus a constant (no
 index register). tests/asm/check-sha512-asm.sh checks the object file for
-both. The W + K array on the stack derives from the message: it is wiped
-before return, and VZEROALL clears every vector register.
+both, in both functions, and that they are the same scalar code and jumps
+outside the vector schedule (ctgrind runs the AVX2 one; Valgrind cannot
+run AVX-512 code). The W + K array on the stack derives from the message:
+it is wiped before return, and VZEROALL clears every vector register
+(ymm0-15 and, with AVX-512, the upper halves of zmm0-15; zmm16-31 and the
+mask registers are not used).
 
 Usage: gen_sha512_amd64.py OUTPUT  (or `meson compile -C BUILD regen-asm-sha512`);
        gen_sha512_amd64.py --check FILE  exits 1 if FILE differs from the output.
