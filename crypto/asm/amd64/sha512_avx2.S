@@ -3,7 +3,9 @@
  * with `meson compile -C <build> regen-asm-sha512`. The contract and the
  * method are in the generator's docstring and in crypto/sha512.h. Intel
  * syntax: destination first; rorx d, s, n computes d = s rotated right by
- * n; andn d, s1, s2 computes d = ~s1 & s2. */
+ * n; andn d, s1, s2 computes d = ~s1 & s2; vprorq d, s, n rotates each
+ * 64-bit word of s right by n; vpternlogq d, s1, s2, 0x96 computes
+ * d = d ^ s1 ^ s2. */
 #include "../asm.h"
 
 	.intel_syntax noprefix
@@ -3317,7 +3319,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	add	r10, qword ptr [rbp + 8]                   /* round 16 i + 1: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
@@ -3380,7 +3382,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	add	r8, qword ptr [rbp + 40]                   /* round 16 i + 3: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -3443,7 +3445,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	add	rcx, qword ptr [rbp + 72]                  /* round 16 i + 5: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
@@ -3506,7 +3508,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	add	rax, qword ptr [rbp + 104]                 /* round 16 i + 7: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -3569,7 +3571,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
 	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	add	r10, qword ptr [rbp + 136]                 /* round 16 i + 9: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
@@ -3632,7 +3634,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
 	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	add	r8, qword ptr [rbp + 168]                  /* round 16 i + 11: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
@@ -3695,7 +3697,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
 	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	add	rcx, qword ptr [rbp + 200]                 /* round 16 i + 13: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
@@ -3758,7 +3760,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
 	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	add	rax, qword ptr [rbp + 232]                 /* round 16 i + 15: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
@@ -3855,7 +3857,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
@@ -3966,7 +3968,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
@@ -4077,7 +4079,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
@@ -4188,7 +4190,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
@@ -4299,7 +4301,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
@@ -4410,7 +4412,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
@@ -4521,7 +4523,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
@@ -4632,7 +4634,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	xor	r13, r14
 	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
@@ -5437,7 +5439,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
 	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
@@ -5524,7 +5526,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, rax, 41                              /* ROTR41(e) */
 	and	r15, rax                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
@@ -5611,7 +5613,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, r9, 41                               /* ROTR41(e) */
 	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
@@ -5698,7 +5700,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
 	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
@@ -5785,7 +5787,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, r11, 41                              /* ROTR41(e) */
 	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
@@ -5872,7 +5874,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, r8, 41                               /* ROTR41(e) */
 	and	r15, r8                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
@@ -5959,7 +5961,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
 	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
@@ -6046,7 +6048,7 @@ SIGIL_FUNC(sha512_blocks_avx512)
 	rorx	r14, r10, 41                              /* ROTR41(e) */
 	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
-	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15): the XOR of the three */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
 	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */

@@ -90,7 +90,9 @@ HEADER = """\
  * with `meson compile -C <build> regen-asm-sha512`. The contract and the
  * method are in the generator's docstring and in crypto/sha512.h. Intel
  * syntax: destination first; rorx d, s, n computes d = s rotated right by
- * n; andn d, s1, s2 computes d = ~s1 & s2. */
+ * n; andn d, s1, s2 computes d = ~s1 & s2; vprorq d, s, n rotates each
+ * 64-bit word of s right by n; vpternlogq d, s1, s2, 0x96 computes
+ * d = d ^ s1 ^ s2. */
 #include "../asm.h"
 
 \t.intel_syntax noprefix
@@ -248,6 +250,43 @@ def rotate(v):
     return [v[7]] + v[:7]
 
 
+def sigma(src, terms, spare, avx512, name):
+    """Vector instructions leaving in VT[2] the XOR of terms of src, each
+    ("rot", n) for ROTR n or ("shr", n) for SHR n, in that order; spare (a
+    register free from here, possibly src itself once read) holds the shift
+    on AVX-512. AVX2: ROTR n = SHR n ^ SHL (64 - n), ROTR 8 a byte shuffle;
+    AVX-512VL: VPRORQ, and VPTERNLOGQ 0x96 XORs the three terms."""
+    s, u = VT[2], VT[3]
+    if avx512:
+        rots = [n for kind, n in terms if kind == "rot"]
+        shr = [n for kind, n in terms if kind == "shr"]
+        assert len(rots) == 2 and len(shr) == 1
+        return [
+            ("vprorq", (s, src, str(rots[0])), "ROTR%d" % rots[0]),
+            ("vprorq", (u, src, str(rots[1])), "ROTR%d" % rots[1]),
+            ("vpsrlq", (spare, src, str(shr[0])), "SHR%d" % shr[0]),
+            ("vpternlogq", (s, u, spare, "0x96"), name),
+        ]
+    out = []
+    for i, (kind, n) in enumerate(terms):
+        last = name if i == len(terms) - 1 else None
+        if kind == "rot" and n == 8:
+            parts = [("vpshufb", (u, src, ROT8), "ROTR8")]
+        elif kind == "rot":
+            parts = [("vpsrlq", (u, src, str(n)), None), ("vpsllq", (u, src, str(64 - n)), None)]
+        else:
+            parts = [("vpsrlq", (u, src, str(n)), None)]
+        for q, (op, args, comment) in enumerate(parts):
+            if i == 0 and q == 0:
+                out.append((op, (s,) + args[1:], comment))  # the first part straight into s
+                continue
+            out.append((op, args, comment))
+            done = q == len(parts) - 1
+            out.append(("vpxor", (s, s, u), last if done and last else
+                        ("ROTR%d" % n if done and kind == "rot" and n != 8 else None)))
+    return out
+
+
 def sched_step(j, k, wp, kp, avx512):
     """Vector step j (8 <= j < 40, X[j] at cursor entry k, k >= 8): X[j]
     from X[j-8] .. X[j-1], then W + K.
@@ -255,10 +294,8 @@ def sched_step(j, k, wp, kp, avx512):
       { W_t-16, W_t-15 } = X[j-8]; { W_t-15, W_t-14 } = X[j-8]:X[j-7] moved
       by one word (VPALIGNR: within each 128-bit lane, i.e. each block);
       { W_t-7, W_t-6 } = X[j-4]:X[j-3] moved by one word; { W_t-2, W_t-1 } = X[j-1].
-      s0(x) = ROTR1 ^ ROTR8 ^ SHR7, s1(x) = ROTR19 ^ ROTR61 ^ SHR6; AVX2 has
-      no 64-bit rotation: ROTR n = SHR n ^ SHL (64 - n), ROTR 8 a byte shuffle."""
-    if avx512:
-        return sched_step_avx512(j, k, wp, kp)
+      s0(x) = ROTR1 ^ ROTR8 ^ SHR7, s1(x) = ROTR19 ^ ROTR61 ^ SHR6 (sigma):
+      23 instructions with AVX2, 15 with AVX-512VL."""
     xj = XR[j % 8]          # X[j] replaces X[j-8]
     x7, x4, x3, x1 = XR[(j - 7) % 8], XR[(j - 4) % 8], XR[(j - 3) % 8], XR[(j - 1) % 8]
     w15, w7, s, u = VT
@@ -266,49 +303,9 @@ def sched_step(j, k, wp, kp, avx512):
         ("vpalignr", (w15, x7, xj, "8"), "step j = %d mod 8: { W_t-15, W_t-14 }, t = 2j" % (j % 8)),
         ("vpalignr", (w7, x3, x4, "8"), "{ W_t-7, W_t-6 }"),
         ("vpaddq", (xj, xj, w7), "W_t-16 + W_t-7"),
-        ("vpsrlq", (s, w15, "1"), None),
-        ("vpsllq", (u, w15, "63"), None),
-        ("vpxor", (s, s, u), "ROTR1"),
-        ("vpsrlq", (u, w15, "7"), None),
-        ("vpxor", (s, s, u), None),
-        ("vpshufb", (u, w15, ROT8), "ROTR8"),
-        ("vpxor", (s, s, u), "s0(W_t-15)"),
+    ] + sigma(w15, [("rot", 1), ("shr", 7), ("rot", 8)], w15, avx512, "s0(W_t-15)") + [
         ("vpaddq", (xj, xj, s), None),
-        ("vpsrlq", (s, x1, "19"), None),
-        ("vpsllq", (u, x1, "45"), None),
-        ("vpxor", (s, s, u), "ROTR19"),
-        ("vpsrlq", (u, x1, "61"), None),
-        ("vpxor", (s, s, u), None),
-        ("vpsllq", (u, x1, "3"), None),
-        ("vpxor", (s, s, u), "ROTR61"),
-        ("vpsrlq", (u, x1, "6"), None),
-        ("vpxor", (s, s, u), "s1(W_t-2)"),
-        ("vpaddq", (xj, xj, s), "X[j] = { W_t, W_t+1 | W_t, W_t+1 }"),
-        ("vpaddq", (w15, xj, "ymmword ptr [%s + %d]" % (kp, 32 * k)), "+ K"),
-        ("vmovdqa", ("ymmword ptr [%s + %d]" % (wp, 32 * k), w15), "W + K"),
-    ]
-
-
-def sched_step_avx512(j, k, wp, kp):
-    """sched_step with AVX-512VL: VPRORQ rotates each 64-bit word (one
-    instruction for ROTR n), VPTERNLOGQ with 0x96 XORs three registers;
-    15 instructions instead of 23."""
-    xj = XR[j % 8]
-    x7, x4, x3, x1 = XR[(j - 7) % 8], XR[(j - 4) % 8], XR[(j - 3) % 8], XR[(j - 1) % 8]
-    w15, w7, s, u = VT
-    return [
-        ("vpalignr", (w15, x7, xj, "8"), "step j = %d mod 8: { W_t-15, W_t-14 }, t = 2j" % (j % 8)),
-        ("vpalignr", (w7, x3, x4, "8"), "{ W_t-7, W_t-6 }"),
-        ("vpaddq", (xj, xj, w7), "W_t-16 + W_t-7"),
-        ("vprorq", (s, w15, "1"), "ROTR1"),
-        ("vprorq", (u, w15, "8"), "ROTR8"),
-        ("vpsrlq", (w15, w15, "7"), "SHR7"),
-        ("vpternlogq", (s, u, w15, "0x96"), "s0(W_t-15): the XOR of the three"),
-        ("vpaddq", (xj, xj, s), None),
-        ("vprorq", (s, x1, "19"), "ROTR19"),
-        ("vprorq", (u, x1, "61"), "ROTR61"),
-        ("vpsrlq", (w7, x1, "6"), "SHR6"),
-        ("vpternlogq", (s, u, w7, "0x96"), "s1(W_t-2)"),
+    ] + sigma(x1, [("rot", 19), ("rot", 61), ("shr", 6)], w7, avx512, "s1(W_t-2)") + [
         ("vpaddq", (xj, xj, s), "X[j] = { W_t, W_t+1 | W_t, W_t+1 }"),
         ("vpaddq", (w15, xj, "ymmword ptr [%s + %d]" % (kp, 32 * k)), "+ K"),
         ("vmovdqa", ("ymmword ptr [%s + %d]" % (wp, 32 * k), w15), "W + K"),
