@@ -296,7 +296,6 @@ SIGIL_EXPORT void sigil_sha512(uint8_t out[64], const uint8_t *m, size_t mlen)
 {
 	sha512_blocks_fn *blocks = sha512_blocks_chosen();
 	uint64_t state[8];
-	uint8_t digest[64];
 	size_t total = (mlen + 17 + SHA512_BLOCK_LEN - 1) / SHA512_BLOCK_LEN;
 	size_t direct = total > 2 ? total - 2 : 0;
 
@@ -306,10 +305,9 @@ SIGIL_EXPORT void sigil_sha512(uint8_t out[64], const uint8_t *m, size_t mlen)
 		m += direct * SHA512_BLOCK_LEN;
 	}
 	sha512_last(state, m, mlen - direct * SHA512_BLOCK_LEN, (uint64_t)mlen, blocks);
-	sha512_digest(digest, state);
+	/* m is read; out is the caller's, not the state: write it straight */
+	sha512_digest(out, state);
 	sigil_wipe(state, sizeof(state));
-	memcpy(out, digest, sizeof(digest));
-	sigil_wipe(digest, sizeof(digest));
 }
 
 /* The library is built as one translation unit (crypto/meson.build, unity):
