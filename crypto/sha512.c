@@ -166,18 +166,34 @@ SIGIL_EXPORT void sigil_sha512_init(sigil_sha512_ctx *c)
 	memset(c->buf, 0, sizeof(c->buf));
 }
 
+/* The bytes of c->buf not yet compressed: count % 128, except that a full
+ * block stays there (128, when count is a non-zero multiple of 128) until
+ * more input comes or the final: the final then compresses it together
+ * with the padding block, as one call of two blocks, which the block
+ * functions that work on pairs of blocks run faster than two calls of one
+ * (signing hashes R || A || M, 128 bytes for a 64-byte message). */
+static size_t sha512_buffered(const sigil_sha512_ctx *c)
+{
+	return c->count == 0 ? 0 : (size_t)((c->count - 1) % SHA512_BLOCK_LEN) + 1;
+}
+
 /* Absorb mlen bytes with the block function blocks. m may be NULL when
- * mlen is 0. Time depends on mlen and
- * on c->count (both public). */
+ * mlen is 0. Time depends on mlen and on c->count (both public). */
 void sha512_update_with(sigil_sha512_ctx *c, const uint8_t *m, size_t mlen, sha512_blocks_fn *blocks)
 {
-	size_t used = (size_t)(c->count % SHA512_BLOCK_LEN);
+	size_t used = sha512_buffered(c);
 
 	if (mlen == 0)
 		return;
 	c->count += (uint64_t)mlen;
 
-	/* top up a partial block first */
+	/* a full block kept for the final: more input came, compress it */
+	if (used == SHA512_BLOCK_LEN) {
+		blocks(c->state, c->buf, 1);
+		used = 0;
+	}
+
+	/* top up a partial block; compress it only if input follows */
 	if (used > 0) {
 		size_t take = SHA512_BLOCK_LEN - used;
 		if (take > mlen)
@@ -185,48 +201,58 @@ void sha512_update_with(sigil_sha512_ctx *c, const uint8_t *m, size_t mlen, sha5
 		memcpy(c->buf + used, m, take);
 		m += take;
 		mlen -= take;
-		used += take;
-		if (used < SHA512_BLOCK_LEN)
+		if (mlen == 0)
 			return;
 		blocks(c->state, c->buf, 1);
 	}
 
-	/* whole blocks straight from the input */
-	if (mlen >= SHA512_BLOCK_LEN) {
-		size_t nblocks = mlen / SHA512_BLOCK_LEN;
+	/* whole blocks straight from the input, keeping 1 to 128 bytes */
+	if (mlen > SHA512_BLOCK_LEN) {
+		size_t nblocks = (mlen - 1) / SHA512_BLOCK_LEN;
 		blocks(c->state, m, nblocks);
 		m += nblocks * SHA512_BLOCK_LEN;
 		mlen -= nblocks * SHA512_BLOCK_LEN;
 	}
-
-	/* keep the tail */
-	if (mlen > 0)
-		memcpy(c->buf, m, mlen);
+	memcpy(c->buf, m, mlen);
 }
 
-/* Pad (FIPS 180-4 section 5.1.2: 0x80, zeros, then the message length in
- * bits as a 128-bit big-endian integer), write the digest, wipe c. The
- * byte count is kept in 64 bits, so the bit length is count * 8 as a
- * 128-bit number: high word count >> 61, low word count << 3.
- * out may overlap anything the caller hashed: it is written last. */
+/* The last one or two blocks: the used bytes at tail, then the padding of
+ * FIPS 180-4 section 5.1.2 (0x80, zeros, the message length in bits as a
+ * 128-bit big-endian integer), compressed in one call. The byte count is
+ * kept in 64 bits, so the bit length is count * 8 as a 128-bit number:
+ * high word count >> 61, low word count << 3. used <= 2 * 128 - 17; time
+ * depends on used only. */
+static void sha512_last(uint64_t state[8], const uint8_t *tail, size_t used, uint64_t count,
+			sha512_blocks_fn *blocks)
+{
+	uint8_t last[2 * SHA512_BLOCK_LEN];
+	size_t n = used + 17 <= SHA512_BLOCK_LEN ? 1 : 2;
+
+	if (used > 0) /* tail may be NULL when used is 0 */
+		memcpy(last, tail, used);
+	last[used] = 0x80;
+	memset(last + used + 1, 0, n * SHA512_BLOCK_LEN - 16 - (used + 1));
+	sha512_store64_be(last + n * SHA512_BLOCK_LEN - 16, count >> 61);
+	sha512_store64_be(last + n * SHA512_BLOCK_LEN - 8, count << 3);
+	blocks(state, last, n);
+	sigil_wipe(last, n * SHA512_BLOCK_LEN);
+}
+
+/* The digest: the state words big-endian. */
+static void sha512_digest(uint8_t out[64], const uint64_t state[8])
+{
+	for (int i = 0; i < 8; i++)
+		sha512_store64_be(out + 8 * i, state[i]);
+}
+
+/* Pad, write the digest, wipe c. out may overlap anything the caller
+ * hashed: it is written last. */
 void sha512_final_with(sigil_sha512_ctx *c, uint8_t out[64], sha512_blocks_fn *blocks)
 {
-	size_t used = (size_t)(c->count % SHA512_BLOCK_LEN);
 	uint8_t digest[64];
 
-	c->buf[used++] = 0x80;
-	if (used > SHA512_BLOCK_LEN - 16) {
-		memset(c->buf + used, 0, SHA512_BLOCK_LEN - used);
-		blocks(c->state, c->buf, 1);
-		used = 0;
-	}
-	memset(c->buf + used, 0, SHA512_BLOCK_LEN - 16 - used);
-	sha512_store64_be(c->buf + SHA512_BLOCK_LEN - 16, c->count >> 61);
-	sha512_store64_be(c->buf + SHA512_BLOCK_LEN - 8, c->count << 3);
-	blocks(c->state, c->buf, 1);
-
-	for (int i = 0; i < 8; i++)
-		sha512_store64_be(digest + 8 * i, c->state[i]);
+	sha512_last(c->state, c->buf, sha512_buffered(c), c->count, blocks);
+	sha512_digest(digest, c->state);
 	sigil_wipe(c, sizeof(*c));
 	memcpy(out, digest, sizeof(digest));
 	sigil_wipe(digest, sizeof(digest));
@@ -241,7 +267,9 @@ sha512_blocks_fn *sha512_blocks_chosen(void)
 {
 	sha512_blocks_fn *fn = __atomic_load_n(&sha512_blocks_cached, __ATOMIC_ACQUIRE);
 	if (fn == NULL) {
-		fn = sha512_avx2_capable() ? sha512_blocks_avx2_built() : NULL;
+		fn = sha512_avx512_capable() ? sha512_blocks_avx512_built() : NULL;
+		if (fn == NULL && sha512_avx2_capable())
+			fn = sha512_blocks_avx2_built();
 		if (fn == NULL)
 			fn = sha512_blocks_generic;
 		__atomic_store_n(&sha512_blocks_cached, fn, __ATOMIC_RELEASE);
@@ -259,17 +287,27 @@ SIGIL_EXPORT void sigil_sha512_final(sigil_sha512_ctx *c, uint8_t out[64])
 	sha512_final_with(c, out, sha512_blocks_chosen());
 }
 
-/* One shot. out may overlap m: the whole message is absorbed before out is
- * written. Time depends on mlen only. */
+/* One shot, without a context: the whole blocks of m straight from it,
+ * except those that the last call takes (the message's last one or two
+ * padded blocks: the tail of m, copied, and the padding), so that a
+ * message of up to 239 bytes is one call (a pair of blocks when it takes
+ * two). out may overlap m: it is written last. Time depends on mlen only. */
 SIGIL_EXPORT void sigil_sha512(uint8_t out[64], const uint8_t *m, size_t mlen)
 {
-	sigil_sha512_ctx c;
-
 	sha512_blocks_fn *blocks = sha512_blocks_chosen();
+	uint64_t state[8];
+	size_t total = (mlen + 17 + SHA512_BLOCK_LEN - 1) / SHA512_BLOCK_LEN;
+	size_t direct = total > 2 ? total - 2 : 0;
 
-	sigil_sha512_init(&c);
-	sha512_update_with(&c, m, mlen, blocks);
-	sha512_final_with(&c, out, blocks);
+	memcpy(state, sha512_H0, sizeof(state));
+	if (direct > 0) {
+		blocks(state, m, direct);
+		m += direct * SHA512_BLOCK_LEN;
+	}
+	sha512_last(state, m, mlen - direct * SHA512_BLOCK_LEN, (uint64_t)mlen, blocks);
+	/* m is read; out is the caller's, not the state: write it straight */
+	sha512_digest(out, state);
+	sigil_wipe(state, sizeof(state));
 }
 
 /* The library is built as one translation unit (crypto/meson.build, unity):

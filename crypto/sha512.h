@@ -4,8 +4,8 @@
  * The public API (sigil_sha512*) is in sigil/crypto.h.
  *
  * Block functions: the portable C one (sha512.c) is always there; builds
- * with the amd64 code add an AVX2+BMI2 one (generated assembly,
- * crypto/asm/amd64/sha512_avx2.S, its probe in sha512_avx2.c;
+ * with the amd64 code add an AVX2+BMI2 one and an AVX-512VL one (generated
+ * assembly, crypto/asm/amd64/sha512_avx2.S, their probes in sha512_avx2.c;
  * crypto/asm/sha512_none.c in the others: meson chooses, no #ifdef). The
  * streaming functions take the block function as an argument, so that the
  * tests run every implementation through the same code; sigil_sha512_*
@@ -41,8 +41,16 @@ sha512_blocks_fn *sha512_blocks_avx2_built(void);
  * else 0. */
 int sha512_avx2_capable(void);
 
-/* The block function sigil_sha512* use: the AVX2 one when capable, else the
- * portable one. Asked once (CPUID), then cached. */
+/* The same for the AVX-512VL block function (the AVX2 one with its message
+ * schedule in AVX-512VL: VPRORQ, VPTERNLOGQ): built in the same builds;
+ * capable when the CPU has AVX2, BMI1, BMI2, AVX-512 F and VL and the OS
+ * saves the AVX-512 state (XCR0: opmask, ZMM). */
+sha512_blocks_fn *sha512_blocks_avx512_built(void);
+int sha512_avx512_capable(void);
+
+/* The block function sigil_sha512* use: the AVX-512VL one when capable,
+ * else the AVX2 one when capable, else the portable one. Asked once
+ * (CPUID), then cached. */
 sha512_blocks_fn *sha512_blocks_chosen(void);
 
 /* sigil_sha512_update / _final with an explicit block function (the same

@@ -17,3 +17,13 @@ int sha512_avx2_capable(void)
 {
 	return 0;
 }
+
+sha512_blocks_fn *sha512_blocks_avx512_built(void)
+{
+	return NULL;
+}
+
+int sha512_avx512_capable(void)
+{
+	return 0;
+}

@@ -26,14 +26,14 @@
 
 #include "sha512.h"
 
-/* the block functions under test: the portable one, then the AVX2 one when
- * the build has it and the CPU runs it */
+/* the block functions under test: the portable one, then the AVX2 one and
+ * the AVX-512VL one, each when the build has it and the CPU runs it */
 struct impl {
 	const char *name;
 	sha512_blocks_fn *blocks;
 };
 
-static size_t impls(struct impl out[2])
+static size_t impls(struct impl out[3])
 {
 	size_t n = 0;
 	out[n++] = (struct impl){ "generic", sha512_blocks_generic };
@@ -42,6 +42,12 @@ static size_t impls(struct impl out[2])
 			out[n++] = (struct impl){ "avx2", sha512_blocks_avx2_built() };
 		else
 			print_message("# NOTE: this CPU lacks AVX2/BMI2: the AVX2 SHA-512 is not tested here\n");
+	}
+	if (sha512_blocks_avx512_built() != NULL) {
+		if (sha512_avx512_capable())
+			out[n++] = (struct impl){ "avx512", sha512_blocks_avx512_built() };
+		else
+			print_message("# NOTE: this CPU lacks AVX-512 F/VL: the AVX-512 SHA-512 is not tested here\n");
 	}
 	return n;
 }
@@ -137,7 +143,7 @@ static int run_rsp(const char *relpath)
 			th_assert_hex_eq(got, val, 64);
 			chunked_sha512(got, msg, msglen);
 			th_assert_hex_eq(got, val, 64);
-			struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+			struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 			size_t nim = impls(im);
 			for (size_t i = 0; i < nim; i++) {
 				sha512_with(got, msg, msglen, im[i].blocks);
@@ -224,7 +230,7 @@ static void monte(sha512_blocks_fn *blocks)
 /* the public sigil_sha512, then every block function */
 static void test_monte(void **state)
 {
-	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	size_t nim = impls(im);
 	monte(NULL);
 	for (size_t i = 0; i < nim; i++)
@@ -244,6 +250,44 @@ static void test_lengths_vs_openssl(void **state)
 		th_assert_bytes_eq(got, want, 64);
 		chunked_sha512(got, m, n);
 		th_assert_bytes_eq(got, want, 64);
+	}
+}
+
+/* Updates that end exactly at a block boundary (the context then keeps the
+ * full block for the final, or compresses it when more input comes),
+ * empty updates between them, as signing hashes R || A || M: every block
+ * function against OpenSSL. */
+static void test_block_aligned_updates(void **state)
+{
+	static const size_t pieces[][4] = {
+		{ 128, 0, 0, 0 }, { 32, 32, 64, 0 }, { 128, 0, 128, 0 }, { 256, 0, 1, 0 },
+		{ 100, 28, 0, 100 }, { 384, 0, 0, 0 }, { 32, 96, 128, 128 }, { 1, 127, 127, 1 },
+	};
+	th_rng_reset("aligned");
+	struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
+	size_t nim = impls(im);
+	uint8_t m[600], want[64], got[64];
+	th_randbytes(m, sizeof(m));
+	for (size_t p = 0; p < sizeof(pieces) / sizeof(pieces[0]); p++) {
+		size_t n = pieces[p][0] + pieces[p][1] + pieces[p][2] + pieces[p][3];
+		openssl_sha512(want, m, n);
+		for (size_t i = 0; i <= nim; i++) {
+			sigil_sha512_ctx c;
+			size_t off = 0;
+			sigil_sha512_init(&c);
+			for (int k = 0; k < 4; k++) {
+				if (i < nim)
+					sha512_update_with(&c, m + off, pieces[p][k], im[i].blocks);
+				else
+					sigil_sha512_update(&c, m + off, pieces[p][k]);
+				off += pieces[p][k];
+			}
+			if (i < nim)
+				sha512_final_with(&c, got, im[i].blocks);
+			else
+				sigil_sha512_final(&c, got);
+			th_assert_bytes_eq(got, want, 64);
+		}
 	}
 }
 
@@ -280,12 +324,17 @@ static void test_bytewise(void **state)
 	th_assert_bytes_eq(got, want, 64);
 }
 
-/* The dispatch: the AVX2 block function exactly when the build has it and
- * the CPU runs it, else the portable one. */
+/* The dispatch: the AVX-512VL block function when the build has it and the
+ * CPU runs it, else the AVX2 one on the same terms, else the portable one.
+ * Both are built together or not at all. */
 static void test_dispatch(void **state)
 {
 	sha512_blocks_fn *avx2 = sha512_blocks_avx2_built();
-	if (avx2 != NULL && sha512_avx2_capable())
+	sha512_blocks_fn *avx512 = sha512_blocks_avx512_built();
+	assert_true((avx2 == NULL) == (avx512 == NULL));
+	if (avx512 != NULL && sha512_avx512_capable())
+		assert_ptr_equal(sha512_blocks_chosen(), avx512);
+	else if (avx2 != NULL && sha512_avx2_capable())
 		assert_ptr_equal(sha512_blocks_chosen(), avx2);
 	else
 		assert_ptr_equal(sha512_blocks_chosen(), sha512_blocks_generic);
@@ -297,7 +346,7 @@ static void test_dispatch(void **state)
 static void test_blocks_vs_generic(void **state)
 {
 	th_rng_reset("blocks");
-	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	size_t nim = impls(im);
 	uint8_t buf[10 * SHA512_BLOCK_LEN + 8];
 	for (int iter = 0; iter < 400; iter++) {
@@ -325,7 +374,7 @@ static void test_blocks_vs_generic(void **state)
 static void test_blocks_long_vs_generic(void **state)
 {
 	th_rng_reset("blocks-long");
-	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	size_t nim = impls(im);
 	enum { MAXB = 40 };
 	uint8_t *raw = malloc(MAXB * SHA512_BLOCK_LEN + 128);
@@ -356,7 +405,7 @@ static void test_blocks_long_vs_generic(void **state)
 static void test_blocks_no_overread(void **state)
 {
 	th_rng_reset("overread");
-	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	size_t nim = impls(im);
 	long pg = sysconf(_SC_PAGESIZE);
 	assert_true(pg >= 4096);
@@ -395,7 +444,7 @@ static void test_random_split_vs_sodium(void **state)
 {
 	th_rng_reset("split");
 	assert_true(sodium_init() >= 0);
-	struct impl im[2] = { { NULL, NULL }, { NULL, NULL } };
+	struct impl im[3] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	size_t nim = impls(im);
 	uint8_t m[4096], want[64], got[64];
 	for (int iter = 0; iter < 1500; iter++) {
@@ -502,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_long_msg),
 		cmocka_unit_test(test_monte),
 		cmocka_unit_test(test_lengths_vs_openssl),
+		cmocka_unit_test(test_block_aligned_updates),
 		cmocka_unit_test(test_random_vs_openssl),
 		cmocka_unit_test(test_bytewise),
 		cmocka_unit_test(test_million_a),

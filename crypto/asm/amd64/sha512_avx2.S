@@ -3,7 +3,9 @@
  * with `meson compile -C <build> regen-asm-sha512`. The contract and the
  * method are in the generator's docstring and in crypto/sha512.h. Intel
  * syntax: destination first; rorx d, s, n computes d = s rotated right by
- * n; andn d, s1, s2 computes d = ~s1 & s2. */
+ * n; andn d, s1, s2 computes d = ~s1 & s2; vprorq d, s, n rotates each
+ * 64-bit word of s right by n; vpternlogq d, s1, s2, 0x96 computes
+ * d = d ^ s1 ^ s2. */
 #include "../asm.h"
 
 	.intel_syntax noprefix
@@ -101,21 +103,21 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	xor	r12, rcx                                   /* b ^ c */
 	.p2align	6
 .Lsha512_first:
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 0]                   /* round 16 i + 0: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, r9
 	xor	r13, r14
+	mov	r15, r9
 	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
@@ -123,70 +125,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm0, ymm0, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 8]                   /* round 16 i + 1: h + W_t + K_t */
-	vpsrlq	ymm10, ymm7, 19
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm7, 19
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpsllq	ymm11, ymm7, 45
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
-	vpsrlq	ymm11, ymm7, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm7, 61
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	vpsllq	ymm11, ymm7, 3
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	vpsrlq	ymm11, ymm7, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm7, 6
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 256], ymm8          /* W + K */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 32]                   /* round 16 i + 2: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
@@ -194,70 +196,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm1, ymm1, ymm10
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 40]                   /* round 16 i + 3: h + W_t + K_t */
-	vpsrlq	ymm10, ymm0, 19
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm0, 19
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsllq	ymm11, ymm0, 45
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpsrlq	ymm11, ymm0, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm0, 61
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpsllq	ymm11, ymm0, 3
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpsrlq	ymm11, ymm0, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm0, 6
 	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 288], ymm8          /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 64]                  /* round 16 i + 4: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, rbx
 	xor	r13, r14
+	mov	r15, rbx
 	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
@@ -265,70 +267,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm2, ymm2, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 72]                  /* round 16 i + 5: h + W_t + K_t */
-	vpsrlq	ymm10, ymm1, 19
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm1, 19
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpsllq	ymm11, ymm1, 45
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
-	vpsrlq	ymm11, ymm1, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm1, 61
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	vpsllq	ymm11, ymm1, 3
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	vpsrlq	ymm11, ymm1, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm1, 6
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 320], ymm8          /* W + K */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 96]                  /* round 16 i + 6: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
@@ -336,70 +338,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm3, ymm3, ymm10
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 104]                 /* round 16 i + 7: h + W_t + K_t */
-	vpsrlq	ymm10, ymm2, 19
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpsrlq	ymm10, ymm2, 19
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpsllq	ymm11, ymm2, 45
 	lea	rax, [rax + r12]
-	mov	r12, r10
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpsrlq	ymm11, ymm2, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm2, 61
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpsllq	ymm11, ymm2, 3
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpsrlq	ymm11, ymm2, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm2, 6
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 352], ymm8          /* W + K */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 128]                 /* round 16 i + 8: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, r9
 	xor	r13, r14
+	mov	r15, r9
 	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
@@ -407,70 +409,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rax, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm4, ymm4, ymm10
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 136]                 /* round 16 i + 9: h + W_t + K_t */
-	vpsrlq	ymm10, ymm3, 19
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm3, 19
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpsllq	ymm11, ymm3, 45
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
-	vpsrlq	ymm11, ymm3, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm3, 61
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	vpsllq	ymm11, ymm3, 3
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	vpsrlq	ymm11, ymm3, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm3, 6
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 384], ymm8          /* W + K */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 160]                  /* round 16 i + 10: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
@@ -478,70 +480,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm5, ymm5, ymm10
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 168]                  /* round 16 i + 11: h + W_t + K_t */
-	vpsrlq	ymm10, ymm4, 19
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm4, 19
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpsllq	ymm11, ymm4, 45
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpsrlq	ymm11, ymm4, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm4, 61
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpsllq	ymm11, ymm4, 3
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpsrlq	ymm11, ymm4, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm4, 6
 	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 416], ymm8          /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 192]                 /* round 16 i + 12: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, rbx
 	xor	r13, r14
+	mov	r15, rbx
 	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
@@ -549,70 +551,70 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm6, ymm6, ymm10
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 200]                 /* round 16 i + 13: h + W_t + K_t */
-	vpsrlq	ymm10, ymm5, 19
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpsrlq	ymm10, ymm5, 19
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpsllq	ymm11, ymm5, 45
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
-	vpsrlq	ymm11, ymm5, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm5, 61
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	vpsllq	ymm11, ymm5, 3
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	vpsrlq	ymm11, ymm5, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm5, 6
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rbp + 448], ymm8          /* W + K */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 224]                 /* round 16 i + 14: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
 	vpsrlq	ymm10, ymm8, 1
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpsllq	ymm11, ymm8, 63
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
@@ -620,51 +622,51 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm8, 7
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	vpxor	ymm10, ymm10, ymm11
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm7, ymm7, ymm10
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 232]                 /* round 16 i + 15: h + W_t + K_t */
-	vpsrlq	ymm10, ymm6, 19
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpsrlq	ymm10, ymm6, 19
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpsllq	ymm11, ymm6, 45
 	lea	rax, [rax + r12]
-	mov	r12, r10
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpsrlq	ymm11, ymm6, 61
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	vpsrlq	ymm11, ymm6, 61
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpsllq	ymm11, ymm6, 3
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpsrlq	ymm11, ymm6, 6
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsrlq	ymm11, ymm6, 6
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
@@ -681,955 +683,955 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	/* rdi writes it, rsi reads the K pairs; rsi tells which of the three this was */
 	.p2align	6
 .Lsha512_body:
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm0, ymm0, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm7, 19
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpsllq	ymm11, ymm7, 45
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm7, 61
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm7, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpsrlq	ymm11, ymm7, 6
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm7, 6
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm1, ymm1, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm0, 19
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpsllq	ymm11, ymm0, 45
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm0, 61
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm0, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpsrlq	ymm11, ymm0, 6
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm0, 6
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm2, ymm2, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm1, 19
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpsllq	ymm11, ymm1, 45
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm1, 61
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm1, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpsrlq	ymm11, ymm1, 6
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm1, 6
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm3, ymm3, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm2, 19
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpsllq	ymm11, ymm2, 45
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm2, 61
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm2, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpsrlq	ymm11, ymm2, 6
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm2, 6
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 256]                 /* round t0 + 16: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 264]                 /* round t0 + 17: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm4, ymm4, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 288]                  /* round t0 + 18: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm3, 19
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpsllq	ymm11, ymm3, 45
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm3, 61
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm3, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 296]                  /* round t0 + 19: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpsrlq	ymm11, ymm3, 6
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm3, 6
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 320]                 /* round t0 + 20: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 328]                 /* round t0 + 21: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm5, ymm5, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 352]                 /* round t0 + 22: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm4, 19
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpsllq	ymm11, ymm4, 45
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm4, 61
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm4, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 360]                 /* round t0 + 23: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpsrlq	ymm11, ymm4, 6
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm4, 6
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 384]                 /* round t0 + 24: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 392]                 /* round t0 + 25: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpaddq	ymm6, ymm6, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 416]                  /* round t0 + 26: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm5, 19
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpsllq	ymm11, ymm5, 45
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm5, 61
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm5, 3
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 424]                  /* round t0 + 27: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpsrlq	ymm11, ymm5, 6
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm5, 6
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 448]                 /* round t0 + 28: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsrlq	ymm10, ymm8, 1
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpsrlq	ymm10, ymm8, 1
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpsllq	ymm11, ymm8, 63
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpsllq	ymm11, ymm8, 63
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 456]                 /* round t0 + 29: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	vpsrlq	ymm11, ymm8, 7
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpxor	ymm10, ymm10, ymm11
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpxor	ymm10, ymm10, ymm11
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpaddq	ymm7, ymm7, ymm10
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 480]                 /* round t0 + 30: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpsrlq	ymm10, ymm6, 19
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpsllq	ymm11, ymm6, 45
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpsrlq	ymm11, ymm6, 61
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsllq	ymm11, ymm6, 3
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 488]                 /* round t0 + 31: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpsrlq	ymm11, ymm6, 6
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpsrlq	ymm11, ymm6, 6
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
@@ -1675,388 +1677,388 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	/* 16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15 */
 	.p2align	6
 .Lsha512_plain:
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r8                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
-	and	r15, rcx                                   /* e & f */
+	mov	r15, rdx
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rax                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
-	and	r15, r10                                   /* e & f */
+	mov	r15, r11
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r8                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
-	and	r15, rcx                                   /* e & f */
+	mov	r15, rdx
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, rax                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
-	and	r15, r10                                   /* e & f */
+	mov	r15, r11
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	add	rbp, 256
@@ -2101,236 +2103,236 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	cmp	qword ptr [rsp + 8], 3
 	cmove	rsi, rdi                                 /* three left: the next is a lone block, B = A (public) */
 	/* rounds 16..23, with the loads */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap] /* next pair: X[0..7] */
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vmovdqu	xmm0, xmmword ptr [rdi + 0]            /* A: W_0, W_1 */
+	and	r15, r8                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vmovdqu	xmm0, xmmword ptr [rdi + 0]            /* A: W_0, W_1 */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
 	vinserti128	ymm0, ymm0, xmmword ptr [rsi + 0], 1 /* B: W_0, W_1 */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm0, ymm0, ymm11
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	vmovdqa	ymmword ptr [rsp + 32], ymm8
-	mov	r12, r8
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
 	vmovdqu	xmm1, xmmword ptr [rdi + 16]           /* A: W_2, W_3 */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vinserti128	ymm1, ymm1, xmmword ptr [rsi + 16], 1 /* B: W_2, W_3 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpshufb	ymm1, ymm1, ymm11
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	andn	r15, rcx, r8                              /* ~e & g */
 	vmovdqa	ymmword ptr [rsp + 64], ymm9
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
-	and	r15, rcx                                   /* e & f */
+	mov	r15, rdx
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
 	vmovdqu	xmm2, xmmword ptr [rdi + 32]           /* A: W_4, W_5 */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	vinserti128	ymm2, ymm2, xmmword ptr [rsi + 32], 1 /* B: W_4, W_5 */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpshufb	ymm2, ymm2, ymm11
 	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	vmovdqa	ymmword ptr [rsp + 96], ymm10
 	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vmovdqu	xmm3, xmmword ptr [rdi + 48]           /* A: W_6, W_7 */
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vmovdqu	xmm3, xmmword ptr [rdi + 48]           /* A: W_6, W_7 */
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
 	vinserti128	ymm3, ymm3, xmmword ptr [rsi + 48], 1 /* B: W_6, W_7 */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpshufb	ymm3, ymm3, ymm11
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
+	vpshufb	ymm3, ymm3, ymm11
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vmovdqa	ymmword ptr [rsp + 128], ymm8
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
-	vmovdqu	xmm4, xmmword ptr [rdi + 64]           /* A: W_8, W_9 */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vmovdqu	xmm4, xmmword ptr [rdi + 64]           /* A: W_8, W_9 */
+	and	r15, rax                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	vinserti128	ymm4, ymm4, xmmword ptr [rsi + 64], 1 /* B: W_8, W_9 */
 	xor	r15, r9                                    /* a ^ b */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpshufb	ymm4, ymm4, ymm11
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpshufb	ymm4, ymm4, ymm11
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_t + K_t */
-	vmovdqa	ymmword ptr [rsp + 160], ymm9
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 160], ymm9
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
 	xor	r13, r14
+	mov	r12, rax
 	vmovdqu	xmm5, xmmword ptr [rdi + 80]           /* A: W_10, W_11 */
-	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	vinserti128	ymm5, ymm5, xmmword ptr [rsi + 80], 1 /* B: W_10, W_11 */
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	vpshufb	ymm5, ymm5, ymm11
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm5, ymm5, ymm11
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_t + K_t */
-	vmovdqa	ymmword ptr [rsp + 192], ymm10
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 192], ymm10
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
-	vmovdqu	xmm6, xmmword ptr [rdi + 96]           /* A: W_12, W_13 */
 	xor	r13, r14
-	and	r15, r10                                   /* e & f */
+	vmovdqu	xmm6, xmmword ptr [rdi + 96]           /* A: W_12, W_13 */
+	mov	r15, r11
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vinserti128	ymm6, ymm6, xmmword ptr [rsi + 96], 1 /* B: W_12, W_13 */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpshufb	ymm6, ymm6, ymm11
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm6, ymm6, ymm11
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
-	vmovdqa	ymmword ptr [rsp + 224], ymm8
 	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_t + K_t */
+	vmovdqa	ymmword ptr [rsp + 224], ymm8
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
-	mov	r12, r10
-	vmovdqu	xmm7, xmmword ptr [rdi + 112]          /* A: W_14, W_15 */
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
+	vmovdqu	xmm7, xmmword ptr [rdi + 112]          /* A: W_14, W_15 */
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vinserti128	ymm7, ymm7, xmmword ptr [rsi + 112], 1 /* B: W_14, W_15 */
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vinserti128	ymm7, ymm7, xmmword ptr [rsi + 112], 1 /* B: W_14, W_15 */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
 	vpshufb	ymm7, ymm7, ymm11
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rsp + 256], ymm9
@@ -2338,763 +2340,763 @@ SIGIL_FUNC(sha512_blocks_avx2)
 	lea	rdi, [rsp + 288]
 	lea	rsi, [rip + .Lsha512_k2 + 256]
 	/* rounds 24..47, with the steps 8..15 */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r11, [r11 + r15]
-	mov	r15, r9
 	xor	r13, r14
+	mov	r15, r9
 	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
-	and	r15, r8                                    /* e & f */
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r8                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r12, r8
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm0, ymm0, ymm10
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	vpsrlq	ymm10, ymm7, 19
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm7, 45
 	rorx	r14, r11, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm7, 45
 	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm7, 61
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
-	vpsllq	ymm11, ymm7, 3
 	xor	r13, r14
-	and	r15, rcx                                   /* e & f */
+	vpsllq	ymm11, ymm7, 3
+	mov	r15, rdx
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r10
 	vpsrlq	ymm11, ymm7, 6
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
 	xor	r13, r14
+	mov	r12, rcx
 	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
-	and	r12, rbx                                   /* e & f */
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r15, rbx
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r15, rax                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm1, ymm1, ymm10
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	vpsrlq	ymm10, ymm0, 19
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm0, 45
 	rorx	r14, r8, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm0, 45
 	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm0, 61
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
-	vpsllq	ymm11, ymm0, 3
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
+	vpsllq	ymm11, ymm0, 3
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	vpsrlq	ymm11, ymm0, 6
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	andn	r15, r10, rax                             /* ~e & g */
 	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
 	xor	r13, r14
+	mov	r15, r11
 	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
-	and	r15, r10                                   /* e & f */
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r12, r10
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm2, ymm2, ymm10
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	vpsrlq	ymm10, ymm1, 19
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm1, 45
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm1, 45
 	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm1, 61
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_t + K_t */
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
-	mov	r15, r9
-	vpsllq	ymm11, ymm1, 3
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
+	vpsllq	ymm11, ymm1, 3
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rax
 	vpsrlq	ymm11, ymm1, 6
 	xor	r15, rbx                                   /* a ^ b */
 	lea	r11, [r11 + r13]                           /* T1 */
 	rorx	r13, rax, 28                              /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	andn	r12, rdx, r9                              /* ~e & g */
 	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
 	xor	r13, r14
+	mov	r12, r8
 	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
-	and	r12, rdx                                   /* e & f */
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, rdx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	xor	r12, rax                                   /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	andn	r15, rcx, r8                              /* ~e & g */
 	lea	r9, [r9 + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r15, rdx
 	xor	r13, r14
-	and	r15, rcx                                   /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r15, rdx
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm3, ymm3, ymm10
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	lea	r9, [r9 + r13]                             /* T1 */
 	vpsrlq	ymm10, ymm2, 19
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm2, 45
 	rorx	r14, r10, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm2, 45
 	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm2, 61
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_t + K_t */
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
-	mov	r12, rcx
-	vpsllq	ymm11, ymm2, 3
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
+	vpsllq	ymm11, ymm2, 3
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r9
 	vpsrlq	ymm11, ymm2, 6
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	rorx	r13, r9, 28                               /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	andn	r15, rax, rcx                             /* ~e & g */
 	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rdx, [rdx + r15]
-	mov	r15, rbx
 	xor	r13, r14
+	mov	r15, rbx
 	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
-	and	r15, rax                                   /* e & f */
 	rorx	r14, rax, 41                              /* ROTR41(e) */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, rax                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	xor	r15, r9                                    /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	lea	rcx, [rcx + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r12, rax
 	xor	r13, r14
-	and	r12, r11                                   /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r12, rax
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm4, ymm4, ymm10
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	lea	rcx, [rcx + r13]                           /* T1 */
 	vpsrlq	ymm10, ymm3, 19
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm3, 45
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm3, 45
 	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm3, 61
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_t + K_t */
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
-	mov	r15, r11
-	vpsllq	ymm11, ymm3, 3
 	xor	r13, r14
-	and	r15, r10                                   /* e & f */
+	vpsllq	ymm11, ymm3, 3
+	mov	r15, r11
 	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, rcx
 	vpsrlq	ymm11, ymm3, 6
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	andn	r12, r9, r11                              /* ~e & g */
 	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rax, [rax + r12]
-	mov	r12, r10
 	xor	r13, r14
+	mov	r12, r10
 	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
-	and	r12, r9                                    /* e & f */
 	rorx	r14, r9, 41                               /* ROTR41(e) */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, r9                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	xor	r12, rcx                                   /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r8, 14                               /* ROTR14(e) */
 	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r8, 18                               /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r8, 14                               /* ROTR14(e) */
 	andn	r15, r8, r10                              /* ~e & g */
 	lea	r11, [r11 + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r15, r9
 	xor	r13, r14
-	and	r15, r8                                    /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r15, r9
 	rorx	r14, r8, 41                               /* ROTR41(e) */
-	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r15, r8                                    /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm5, ymm5, ymm10
 	mov	r15, rax
 	xor	r15, rbx                                   /* a ^ b */
 	lea	r11, [r11 + r13]                           /* T1 */
 	vpsrlq	ymm10, ymm4, 19
 	rorx	r13, rax, 28                              /* ROTR28(a) */
-	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm4, 45
 	rorx	r14, rax, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rax, 39                              /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm4, 45
 	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm4, 61
 	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
-	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_t + K_t */
 	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r12, rdx, r9                              /* ~e & g */
 	lea	r10, [r10 + r12]
-	mov	r12, r8
-	vpsllq	ymm11, ymm4, 3
 	xor	r13, r14
-	and	r12, rdx                                   /* e & f */
+	vpsllq	ymm11, ymm4, 3
+	mov	r12, r8
 	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, r11
 	vpsrlq	ymm11, ymm4, 6
 	xor	r12, rax                                   /* a ^ b */
 	lea	r10, [r10 + r13]                           /* T1 */
 	rorx	r13, r11, 28                              /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, r11, 39                              /* ROTR39(a) */
-	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
 	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
-	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_t + K_t */
 	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
 	andn	r15, rcx, r8                              /* ~e & g */
 	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	r9, [r9 + r15]
-	mov	r15, rdx
 	xor	r13, r14
+	mov	r15, rdx
 	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
-	and	r15, rcx                                   /* e & f */
 	rorx	r14, rcx, 41                              /* ROTR41(e) */
-	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, rcx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r10
 	xor	r15, r11                                   /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	r9, [r9 + r13]                             /* T1 */
 	rorx	r13, r10, 28                              /* ROTR28(a) */
-	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, r10, 39                              /* ROTR39(a) */
-	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
 	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
 	andn	r12, rbx, rdx                             /* ~e & g */
 	lea	r8, [r8 + r12]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r12, rcx
 	xor	r13, r14
-	and	r12, rbx                                   /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r12, rcx
 	rorx	r14, rbx, 41                              /* ROTR41(e) */
-	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r12, rbx                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm6, ymm6, ymm10
 	mov	r12, r9
 	xor	r12, r10                                   /* a ^ b */
 	lea	r8, [r8 + r13]                             /* T1 */
 	vpsrlq	ymm10, ymm5, 19
 	rorx	r13, r9, 28                               /* ROTR28(a) */
-	lea	rax, [rax + r8]                            /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm5, 45
 	rorx	r14, r9, 34                               /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, r9, 39                               /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm5, 45
 	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm5, 61
 	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
-	rorx	r13, rax, 14                              /* ROTR14(e) */
 	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_t + K_t */
 	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r15, rax, rcx                             /* ~e & g */
 	lea	rdx, [rdx + r15]
-	mov	r15, rbx
-	vpsllq	ymm11, ymm5, 3
 	xor	r13, r14
-	and	r15, rax                                   /* e & f */
+	vpsllq	ymm11, ymm5, 3
+	mov	r15, rbx
 	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r15, r8
 	vpsrlq	ymm11, ymm5, 6
 	xor	r15, r9                                    /* a ^ b */
 	lea	rdx, [rdx + r13]                           /* T1 */
 	rorx	r13, r8, 28                               /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, r8, 39                               /* ROTR39(a) */
-	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
 	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
-	rorx	r13, r11, 14                              /* ROTR14(e) */
 	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_t + K_t */
 	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
 	andn	r12, r11, rbx                             /* ~e & g */
 	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
 	lea	rcx, [rcx + r12]
-	mov	r12, rax
 	xor	r13, r14
+	mov	r12, rax
 	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
-	and	r12, r11                                   /* e & f */
 	rorx	r14, r11, 41                              /* ROTR41(e) */
-	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
-	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, r11                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rdx
 	xor	r12, r8                                    /* a ^ b */
 	vpsrlq	ymm10, ymm8, 1
 	lea	rcx, [rcx + r13]                           /* T1 */
 	rorx	r13, rdx, 28                              /* ROTR28(a) */
-	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
-	vpsllq	ymm11, ymm8, 63
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpsllq	ymm11, ymm8, 63
 	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	xor	r13, r14
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR1 */
-	rorx	r14, rdx, 39                              /* ROTR39(a) */
-	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
 	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
 	vpsrlq	ymm11, ymm8, 7
 	xor	r13, r14                                   /* S0(a) */
 	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r10, 14                              /* ROTR14(e) */
 	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_t + K_t */
-	vpxor	ymm10, ymm10, ymm11
 	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vpxor	ymm10, ymm10, ymm11
+	rorx	r13, r10, 14                              /* ROTR14(e) */
 	andn	r15, r10, rax                             /* ~e & g */
 	lea	rbx, [rbx + r15]
 	vpshufb	ymm11, ymm8, ymm12                     /* ROTR8 */
-	mov	r15, r11
 	xor	r13, r14
-	and	r15, r10                                   /* e & f */
-	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	mov	r15, r11
 	rorx	r14, r10, 41                              /* ROTR41(e) */
-	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vpxor	ymm10, ymm10, ymm11                      /* s0(W_t-15) */
+	and	r15, r10                                   /* e & f */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	vpaddq	ymm7, ymm7, ymm10
 	mov	r15, rcx
 	xor	r15, rdx                                   /* a ^ b */
 	lea	rbx, [rbx + r13]                           /* T1 */
 	vpsrlq	ymm10, ymm6, 19
 	rorx	r13, rcx, 28                              /* ROTR28(a) */
-	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
 	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
-	vpsllq	ymm11, ymm6, 45
 	rorx	r14, rcx, 34                              /* ROTR34(a) */
-	xor	r13, r14
-	rorx	r14, rcx, 39                              /* ROTR39(a) */
-	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
+	vpsllq	ymm11, ymm6, 45
 	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpxor	ymm10, ymm10, ymm11                      /* ROTR19 */
 	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	vpsrlq	ymm11, ymm6, 61
 	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
-	rorx	r13, r9, 14                               /* ROTR14(e) */
 	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_t + K_t */
 	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
 	vpxor	ymm10, ymm10, ymm11
 	andn	r12, r9, r11                              /* ~e & g */
 	lea	rax, [rax + r12]
-	mov	r12, r10
-	vpsllq	ymm11, ymm6, 3
 	xor	r13, r14
-	and	r12, r9                                    /* e & f */
+	vpsllq	ymm11, ymm6, 3
+	mov	r12, r10
 	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
 	vpxor	ymm10, ymm10, ymm11                      /* ROTR61 */
-	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
 	mov	r12, rbx
 	vpsrlq	ymm11, ymm6, 6
 	xor	r12, rcx                                   /* a ^ b */
 	lea	rax, [rax + r13]                           /* T1 */
 	rorx	r13, rbx, 28                              /* ROTR28(a) */
 	vpxor	ymm10, ymm10, ymm11                      /* s1(W_t-2) */
-	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
 	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
 	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
 	xor	r13, r14
-	rorx	r14, rbx, 39                              /* ROTR39(a) */
-	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
-	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
 	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
 	xor	r13, r14                                   /* S0(a) */
 	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
 	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
@@ -3195,6 +3197,3001 @@ SIGIL_FUNC(sha512_blocks_avx2)
 .Lsha512_ret:
 	ret
 SIGIL_ENDFUNC(sha512_blocks_avx2)
+
+	/* void sha512_blocks_avx512(uint64_t state[8], const uint8_t *in, size_t nblocks); */
+	/* rdi = state, rsi = in, rdx = nblocks */
+SIGIL_FUNC(sha512_blocks_avx512)
+	test	rdx, rdx
+	jz	.Lsha512x_ret                               /* nblocks = 0 (public) */
+	push	rbx
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbx, 0
+	push	rbp
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	rbp, 0
+	push	r12
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r12, 0
+	push	r13
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r13, 0
+	push	r14
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r14, 0
+	push	r15
+	.cfi_adjust_cfa_offset	8
+	.cfi_rel_offset	r15, 0
+	mov	rax, rsp
+	sub	rsp, 1312
+	and	rsp, -32                                   /* W + K aligned to 32 */
+	mov	qword ptr [rsp + 0], rax
+	.cfi_escape	0x0f, 0x05, 0x77, 0x00, 0x06, 0x23, 0x38 /* CFA = [rsp + 0] + 56 */
+	mov	qword ptr [rsp + 8], rdx                   /* blocks left */
+	mov	qword ptr [rsp + 16], rsi                  /* input */
+	mov	qword ptr [rsp + 24], rdi                  /* state */
+	mov	rax, qword ptr [rdi + 0]
+	mov	rbx, qword ptr [rdi + 8]
+	mov	rcx, qword ptr [rdi + 16]
+	mov	rdx, qword ptr [rdi + 24]
+	mov	r8, qword ptr [rdi + 32]
+	mov	r9, qword ptr [rdi + 40]
+	mov	r10, qword ptr [rdi + 48]
+	mov	r11, qword ptr [rdi + 56]
+
+	/* the first pair: X[0..7], then block A's rounds 0..63 with all of the pair's */
+	/* steps 8..39, one beside every two rounds (nothing earlier to hide them behind) */
+	lea	rdi, [rsi + 128]
+	cmp	qword ptr [rsp + 8], 1
+	cmove	rdi, rsi                                 /* one block: B = A (public) */
+	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap] /* next pair: X[0..7] */
+	vmovdqu	xmm0, xmmword ptr [rsi + 0]            /* A: W_0, W_1 */
+	vinserti128	ymm0, ymm0, xmmword ptr [rdi + 0], 1 /* B: W_0, W_1 */
+	vpshufb	ymm0, ymm0, ymm11
+	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
+	vmovdqa	ymmword ptr [rsp + 32], ymm8
+	vmovdqu	xmm1, xmmword ptr [rsi + 16]           /* A: W_2, W_3 */
+	vinserti128	ymm1, ymm1, xmmword ptr [rdi + 16], 1 /* B: W_2, W_3 */
+	vpshufb	ymm1, ymm1, ymm11
+	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
+	vmovdqa	ymmword ptr [rsp + 64], ymm9
+	vmovdqu	xmm2, xmmword ptr [rsi + 32]           /* A: W_4, W_5 */
+	vinserti128	ymm2, ymm2, xmmword ptr [rdi + 32], 1 /* B: W_4, W_5 */
+	vpshufb	ymm2, ymm2, ymm11
+	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
+	vmovdqa	ymmword ptr [rsp + 96], ymm10
+	vmovdqu	xmm3, xmmword ptr [rsi + 48]           /* A: W_6, W_7 */
+	vinserti128	ymm3, ymm3, xmmword ptr [rdi + 48], 1 /* B: W_6, W_7 */
+	vpshufb	ymm3, ymm3, ymm11
+	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
+	vmovdqa	ymmword ptr [rsp + 128], ymm8
+	vmovdqu	xmm4, xmmword ptr [rsi + 64]           /* A: W_8, W_9 */
+	vinserti128	ymm4, ymm4, xmmword ptr [rdi + 64], 1 /* B: W_8, W_9 */
+	vpshufb	ymm4, ymm4, ymm11
+	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
+	vmovdqa	ymmword ptr [rsp + 160], ymm9
+	vmovdqu	xmm5, xmmword ptr [rsi + 80]           /* A: W_10, W_11 */
+	vinserti128	ymm5, ymm5, xmmword ptr [rdi + 80], 1 /* B: W_10, W_11 */
+	vpshufb	ymm5, ymm5, ymm11
+	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
+	vmovdqa	ymmword ptr [rsp + 192], ymm10
+	vmovdqu	xmm6, xmmword ptr [rsi + 96]           /* A: W_12, W_13 */
+	vinserti128	ymm6, ymm6, xmmword ptr [rdi + 96], 1 /* B: W_12, W_13 */
+	vpshufb	ymm6, ymm6, ymm11
+	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
+	vmovdqa	ymmword ptr [rsp + 224], ymm8
+	vmovdqu	xmm7, xmmword ptr [rsi + 112]          /* A: W_14, W_15 */
+	vinserti128	ymm7, ymm7, xmmword ptr [rdi + 112], 1 /* B: W_14, W_15 */
+	vpshufb	ymm7, ymm7, ymm11
+	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
+	vmovdqa	ymmword ptr [rsp + 256], ymm9
+	lea	rbp, [rsp + 32]
+	lea	rsi, [rip + .Lsha512_k2]
+	mov	r12, rbx
+	xor	r12, rcx                                   /* b ^ c */
+	.p2align	6
+.Lsha512x_first:
+	add	r11, qword ptr [rbp + 0]                   /* round 16 i + 0: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 8]                   /* round 16 i + 1: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpaddq	ymm0, ymm0, ymm10
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	vprorq	ymm10, ymm7, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm7, 61                         /* ROTR61 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	vpsrlq	ymm9, ymm7, 6                           /* SHR6 */
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 256]     /* + K */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 256], ymm8          /* W + K */
+	add	r9, qword ptr [rbp + 32]                   /* round 16 i + 2: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round 16 i + 3: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpaddq	ymm1, ymm1, ymm10
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vprorq	ymm10, ymm0, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm0, 61                         /* ROTR61 */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	vpsrlq	ymm9, ymm0, 6                           /* SHR6 */
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 288]     /* + K */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 288], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 64]                  /* round 16 i + 4: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round 16 i + 5: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpaddq	ymm2, ymm2, ymm10
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	vprorq	ymm10, ymm1, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm1, 61                         /* ROTR61 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	vpsrlq	ymm9, ymm1, 6                           /* SHR6 */
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 320]     /* + K */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 320], ymm8          /* W + K */
+	add	rbx, qword ptr [rbp + 96]                  /* round 16 i + 6: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round 16 i + 7: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpaddq	ymm3, ymm3, ymm10
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vprorq	ymm10, ymm2, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	vprorq	ymm11, ymm2, 61                         /* ROTR61 */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	vpsrlq	ymm9, ymm2, 6                           /* SHR6 */
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 352]     /* + K */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 352], ymm8          /* W + K */
+	add	r11, qword ptr [rbp + 128]                 /* round 16 i + 8: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 136]                 /* round 16 i + 9: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vpaddq	ymm4, ymm4, ymm10
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	vprorq	ymm10, ymm3, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm3, 61                         /* ROTR61 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	vpsrlq	ymm9, ymm3, 6                           /* SHR6 */
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 384]     /* + K */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 384], ymm8          /* W + K */
+	add	r9, qword ptr [rbp + 160]                  /* round 16 i + 10: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 168]                  /* round 16 i + 11: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	vpaddq	ymm5, ymm5, ymm10
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vprorq	ymm10, ymm4, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm4, 61                         /* ROTR61 */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	vpsrlq	ymm9, ymm4, 6                           /* SHR6 */
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 416]     /* + K */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 416], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 192]                 /* round 16 i + 12: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 200]                 /* round 16 i + 13: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vpaddq	ymm6, ymm6, ymm10
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	vprorq	ymm10, ymm5, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm5, 61                         /* ROTR61 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	vpsrlq	ymm9, ymm5, 6                           /* SHR6 */
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 448]     /* + K */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 448], ymm8          /* W + K */
+	add	rbx, qword ptr [rbp + 224]                 /* round 16 i + 14: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 232]                 /* round 16 i + 15: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	vpaddq	ymm7, ymm7, ymm10
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vprorq	ymm10, ymm6, 19                         /* ROTR19 */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	vprorq	ymm11, ymm6, 61                         /* ROTR61 */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	vpsrlq	ymm9, ymm6, 6                           /* SHR6 */
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 480]     /* + K */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rbp + 480], ymm8          /* W + K */
+	add	rbp, 256
+	add	rsi, 256
+	lea	r13, [rip + .Lsha512_k2 + 1024]
+	cmp	rsi, r13
+	jne	.Lsha512x_first                            /* 4 times (public) */
+	jmp	.Lsha512x_plain                            /* A's rounds 64..79 */
+
+	/* 32 rounds with 8 schedule steps: B's rounds 48..79 (the next pair's steps 16..23), */
+	/* A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1), */
+	/* rdi writes it, rsi reads the K pairs; rsi tells which of the three this was */
+	.p2align	6
+.Lsha512x_body:
+	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpaddq	ymm0, ymm0, ymm10
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm7, 19                         /* ROTR19 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm7, 61                         /* ROTR61 */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm7, 6                           /* SHR6 */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
+	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpaddq	ymm1, ymm1, ymm10
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm0, 19                         /* ROTR19 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm0, 61                         /* ROTR61 */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm0, 6                           /* SHR6 */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
+	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpaddq	ymm2, ymm2, ymm10
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm1, 19                         /* ROTR19 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm1, 61                         /* ROTR61 */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm1, 6                           /* SHR6 */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
+	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpaddq	ymm3, ymm3, ymm10
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm2, 19                         /* ROTR19 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm2, 61                         /* ROTR61 */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm2, 6                           /* SHR6 */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
+	add	r11, qword ptr [rbp + 256]                 /* round t0 + 16: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 264]                 /* round t0 + 17: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 288]                  /* round t0 + 18: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpaddq	ymm4, ymm4, ymm10
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm3, 19                         /* ROTR19 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm3, 61                         /* ROTR61 */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm3, 6                           /* SHR6 */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 296]                  /* round t0 + 19: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 320]                 /* round t0 + 20: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 328]                 /* round t0 + 21: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 352]                 /* round t0 + 22: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpaddq	ymm5, ymm5, ymm10
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm4, 19                         /* ROTR19 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm4, 61                         /* ROTR61 */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm4, 6                           /* SHR6 */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 360]                 /* round t0 + 23: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
+	add	r11, qword ptr [rbp + 384]                 /* round t0 + 24: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 392]                 /* round t0 + 25: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 416]                  /* round t0 + 26: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vpaddq	ymm6, ymm6, ymm10
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm5, 19                         /* ROTR19 */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm5, 61                         /* ROTR61 */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm5, 6                           /* SHR6 */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 424]                  /* round t0 + 27: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
+	add	rdx, qword ptr [rbp + 448]                 /* round t0 + 28: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 456]                 /* round t0 + 29: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 480]                 /* round t0 + 30: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	vpaddq	ymm7, ymm7, ymm10
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vprorq	ymm10, ymm6, 19                         /* ROTR19 */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vprorq	ymm11, ymm6, 61                         /* ROTR61 */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpsrlq	ymm9, ymm6, 6                           /* SHR6 */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 488]                 /* round t0 + 31: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
+	add	rbp, 512
+	add	rdi, 256
+	add	rsi, 256
+	lea	r13, [rip + .Lsha512_k2 + 768]
+	cmp	rsi, r13
+	jne	.Lsha512x_not_b                            /* (public) */
+	/* end of block B */
+	/* state += a..h; the registers keep the sum (the next block's start) */
+	mov	r13, qword ptr [rsp + 24]
+	add	rax, qword ptr [r13 + 0]
+	mov	qword ptr [r13 + 0], rax
+	add	rbx, qword ptr [r13 + 8]
+	mov	qword ptr [r13 + 8], rbx
+	add	rcx, qword ptr [r13 + 16]
+	mov	qword ptr [r13 + 16], rcx
+	add	rdx, qword ptr [r13 + 24]
+	mov	qword ptr [r13 + 24], rdx
+	add	r8, qword ptr [r13 + 32]
+	mov	qword ptr [r13 + 32], r8
+	add	r9, qword ptr [r13 + 40]
+	mov	qword ptr [r13 + 40], r9
+	add	r10, qword ptr [r13 + 48]
+	mov	qword ptr [r13 + 48], r10
+	add	r11, qword ptr [r13 + 56]
+	mov	qword ptr [r13 + 56], r11
+	add	qword ptr [rsp + 16], 256
+	sub	qword ptr [rsp + 8], 2
+	jz	.Lsha512x_done                              /* no blocks left (public) */
+.Lsha512x_start_a:
+	/* block A: rbp = lane 0 of W + K entry 0 */
+	lea	rbp, [rsp + 32]
+	mov	r12, rbx
+	xor	r12, rcx                                   /* b ^ c */
+	jmp	.Lsha512x_body
+.Lsha512x_not_b:
+	lea	r13, [rip + .Lsha512_k2 + 1280]
+	cmp	rsi, r13
+	jne	.Lsha512x_body                             /* A's rounds 32..63 next (public) */
+
+	/* 16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15 */
+	.p2align	6
+.Lsha512x_plain:
+	add	r11, qword ptr [rbp + 0]                   /* round t0 + 0: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 8]                   /* round t0 + 1: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 32]                   /* round t0 + 2: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round t0 + 3: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 64]                  /* round t0 + 4: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round t0 + 5: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 96]                  /* round t0 + 6: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round t0 + 7: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	add	r11, qword ptr [rbp + 128]                 /* round t0 + 8: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	xor	r13, r14
+	mov	r15, r9
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	add	r10, qword ptr [rbp + 136]                 /* round t0 + 9: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 160]                  /* round t0 + 10: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 168]                  /* round t0 + 11: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 192]                 /* round t0 + 12: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 200]                 /* round t0 + 13: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 224]                 /* round t0 + 14: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 232]                 /* round t0 + 15: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	add	rbp, 256
+	lea	r13, [rsp + 1312]
+	cmp	rbp, r13
+	jne	.Lsha512x_b16                              /* (public) */
+	/* end of block A */
+	/* state += a..h; the registers keep the sum (the next block's start) */
+	mov	r13, qword ptr [rsp + 24]
+	add	rax, qword ptr [r13 + 0]
+	mov	qword ptr [r13 + 0], rax
+	add	rbx, qword ptr [r13 + 8]
+	mov	qword ptr [r13 + 8], rbx
+	add	rcx, qword ptr [r13 + 16]
+	mov	qword ptr [r13 + 16], rcx
+	add	rdx, qword ptr [r13 + 24]
+	mov	qword ptr [r13 + 24], rdx
+	add	r8, qword ptr [r13 + 32]
+	mov	qword ptr [r13 + 32], r8
+	add	r9, qword ptr [r13 + 40]
+	mov	qword ptr [r13 + 40], r9
+	add	r10, qword ptr [r13 + 48]
+	mov	qword ptr [r13 + 48], r10
+	add	r11, qword ptr [r13 + 56]
+	mov	qword ptr [r13 + 56], r11
+	cmp	qword ptr [rsp + 8], 1
+	je	.Lsha512x_done                              /* a lone last block (public) */
+	/* block B: rbp = lane 1 of W + K entry 0 */
+	lea	rbp, [rsp + 48]
+	mov	r12, rbx
+	xor	r12, rcx                                   /* b ^ c */
+	jmp	.Lsha512x_plain
+
+	/* B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15; */
+	/* or, for the last pair, on to .Lsha512x_last_b */
+.Lsha512x_b16:
+	cmp	qword ptr [rsp + 8], 2
+	je	.Lsha512x_last_b                            /* no next pair (public) */
+	mov	r13, qword ptr [rsp + 16]
+	lea	rdi, [r13 + 256]
+	lea	rsi, [r13 + 384]
+	cmp	qword ptr [rsp + 8], 3
+	cmove	rsi, rdi                                 /* three left: the next is a lone block, B = A (public) */
+	/* rounds 16..23, with the loads */
+	add	r11, qword ptr [rbp + 0]                   /* round 16: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	vmovdqa	ymm11, ymmword ptr [rip + .Lsha512_bswap] /* next pair: X[0..7] */
+	xor	r13, r14
+	mov	r15, r9
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vmovdqu	xmm0, xmmword ptr [rdi + 0]            /* A: W_0, W_1 */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	vinserti128	ymm0, ymm0, xmmword ptr [rsi + 0], 1 /* B: W_0, W_1 */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	vpshufb	ymm0, ymm0, ymm11
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	vpaddq	ymm8, ymm0, ymmword ptr [rip + .Lsha512_k2 + 0] /* + K */
+	add	r10, qword ptr [rbp + 8]                   /* round 17: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	vmovdqa	ymmword ptr [rsp + 32], ymm8
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
+	vmovdqu	xmm1, xmmword ptr [rdi + 16]           /* A: W_2, W_3 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	vinserti128	ymm1, ymm1, xmmword ptr [rsi + 16], 1 /* B: W_2, W_3 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	vpshufb	ymm1, ymm1, ymm11
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm9, ymm1, ymmword ptr [rip + .Lsha512_k2 + 32] /* + K */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	add	r9, qword ptr [rbp + 32]                   /* round 18: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	vmovdqa	ymmword ptr [rsp + 64], ymm9
+	lea	r9, [r9 + r15]
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	vmovdqu	xmm2, xmmword ptr [rdi + 32]           /* A: W_4, W_5 */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	vinserti128	ymm2, ymm2, xmmword ptr [rsi + 32], 1 /* B: W_4, W_5 */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	vpshufb	ymm2, ymm2, ymm11
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	vpaddq	ymm10, ymm2, ymmword ptr [rip + .Lsha512_k2 + 64] /* + K */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	add	r8, qword ptr [rbp + 40]                   /* round 19: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	vmovdqa	ymmword ptr [rsp + 96], ymm10
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	vmovdqu	xmm3, xmmword ptr [rdi + 48]           /* A: W_6, W_7 */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	vinserti128	ymm3, ymm3, xmmword ptr [rsi + 48], 1 /* B: W_6, W_7 */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	vpshufb	ymm3, ymm3, ymm11
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	vpaddq	ymm8, ymm3, ymmword ptr [rip + .Lsha512_k2 + 96] /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	add	rdx, qword ptr [rbp + 64]                  /* round 20: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	vmovdqa	ymmword ptr [rsp + 128], ymm8
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	xor	r13, r14
+	mov	r15, rbx
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	vmovdqu	xmm4, xmmword ptr [rdi + 64]           /* A: W_8, W_9 */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	vinserti128	ymm4, ymm4, xmmword ptr [rsi + 64], 1 /* B: W_8, W_9 */
+	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	vpshufb	ymm4, ymm4, ymm11
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	vpaddq	ymm9, ymm4, ymmword ptr [rip + .Lsha512_k2 + 128] /* + K */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	add	rcx, qword ptr [rbp + 72]                  /* round 21: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 160], ymm9
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	xor	r13, r14
+	mov	r12, rax
+	vmovdqu	xmm5, xmmword ptr [rdi + 80]           /* A: W_10, W_11 */
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	vinserti128	ymm5, ymm5, xmmword ptr [rsi + 80], 1 /* B: W_10, W_11 */
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm5, ymm5, ymm11
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	vpaddq	ymm10, ymm5, ymmword ptr [rip + .Lsha512_k2 + 160] /* + K */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	add	rbx, qword ptr [rbp + 96]                  /* round 22: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	vmovdqa	ymmword ptr [rsp + 192], ymm10
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	lea	rbx, [rbx + r15]
+	xor	r13, r14
+	vmovdqu	xmm6, xmmword ptr [rdi + 96]           /* A: W_12, W_13 */
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	vinserti128	ymm6, ymm6, xmmword ptr [rsi + 96], 1 /* B: W_12, W_13 */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	vpshufb	ymm6, ymm6, ymm11
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm6, ymmword ptr [rip + .Lsha512_k2 + 192] /* + K */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	add	rax, qword ptr [rbp + 104]                 /* round 23: h + W_t + K_t */
+	vmovdqa	ymmword ptr [rsp + 224], ymm8
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	xor	r13, r14
+	vmovdqu	xmm7, xmmword ptr [rdi + 112]          /* A: W_14, W_15 */
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vinserti128	ymm7, ymm7, xmmword ptr [rsi + 112], 1 /* B: W_14, W_15 */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpshufb	ymm7, ymm7, ymm11
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm9, ymm7, ymmword ptr [rip + .Lsha512_k2 + 224] /* + K */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rsp + 256], ymm9
+	add	rbp, 128
+	lea	rdi, [rsp + 288]
+	lea	rsi, [rip + .Lsha512_k2 + 256]
+	/* rounds 24..47, with the steps 8..15 */
+	add	r11, qword ptr [rbp + 0]                   /* round 24: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	vpalignr	ymm8, ymm1, ymm0, 8                   /* step j = 0 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r15, r9
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm5, ymm4, 8                   /* { W_t-7, W_t-6 } */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	vpaddq	ymm0, ymm0, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	r10, qword ptr [rbp + 8]                   /* round 25: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpaddq	ymm0, ymm0, ymm10
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm7, 19                         /* ROTR19 */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm7, 61                         /* ROTR61 */
+	add	r9, qword ptr [rbp + 32]                   /* round 26: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	lea	r9, [r9 + r15]
+	vpsrlq	ymm9, ymm7, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	vpaddq	ymm0, ymm0, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vpaddq	ymm8, ymm0, ymmword ptr [rsi + 0]       /* + K */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 0], ymm8            /* W + K */
+	add	r8, qword ptr [rbp + 40]                   /* round 27: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpalignr	ymm8, ymm2, ymm1, 8                   /* step j = 1 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm6, ymm5, 8                   /* { W_t-7, W_t-6 } */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpaddq	ymm1, ymm1, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	rdx, qword ptr [rbp + 64]                  /* round 28: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r15, rbx
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	vpaddq	ymm1, ymm1, ymm10
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm0, 19                         /* ROTR19 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm0, 61                         /* ROTR61 */
+	add	rcx, qword ptr [rbp + 72]                  /* round 29: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	vpsrlq	ymm9, ymm0, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpaddq	ymm1, ymm1, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	vpaddq	ymm8, ymm1, ymmword ptr [rsi + 32]      /* + K */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 32], ymm8           /* W + K */
+	add	rbx, qword ptr [rbp + 96]                  /* round 30: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	lea	rbx, [rbx + r15]
+	vpalignr	ymm8, ymm3, ymm2, 8                   /* step j = 2 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm7, ymm6, 8                   /* { W_t-7, W_t-6 } */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	vpaddq	ymm2, ymm2, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	rax, qword ptr [rbp + 104]                 /* round 31: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpaddq	ymm2, ymm2, ymm10
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vprorq	ymm10, ymm1, 19                         /* ROTR19 */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm1, 61                         /* ROTR61 */
+	add	r11, qword ptr [rbp + 128]                 /* round 32: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	vpsrlq	ymm9, ymm1, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r15, r9
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	vpaddq	ymm2, ymm2, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vpaddq	ymm8, ymm2, ymmword ptr [rsi + 64]      /* + K */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 64], ymm8           /* W + K */
+	add	r10, qword ptr [rbp + 136]                 /* round 33: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	vpalignr	ymm8, ymm4, ymm3, 8                   /* step j = 3 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm0, ymm7, 8                   /* { W_t-7, W_t-6 } */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpaddq	ymm3, ymm3, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	r9, qword ptr [rbp + 160]                  /* round 34: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	lea	r9, [r9 + r15]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	vpaddq	ymm3, ymm3, ymm10
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vprorq	ymm10, ymm2, 19                         /* ROTR19 */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	vprorq	ymm11, ymm2, 61                         /* ROTR61 */
+	add	r8, qword ptr [rbp + 168]                  /* round 35: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpsrlq	ymm9, ymm2, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpaddq	ymm3, ymm3, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vpaddq	ymm8, ymm3, ymmword ptr [rsi + 96]      /* + K */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 96], ymm8           /* W + K */
+	add	rdx, qword ptr [rbp + 192]                 /* round 36: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	vpalignr	ymm8, ymm5, ymm4, 8                   /* step j = 4 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r15, rbx
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm1, ymm0, 8                   /* { W_t-7, W_t-6 } */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	vpaddq	ymm4, ymm4, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	rcx, qword ptr [rbp + 200]                 /* round 37: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpaddq	ymm4, ymm4, ymm10
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm3, 19                         /* ROTR19 */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm3, 61                         /* ROTR61 */
+	add	rbx, qword ptr [rbp + 224]                 /* round 38: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	lea	rbx, [rbx + r15]
+	vpsrlq	ymm9, ymm3, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	vpaddq	ymm4, ymm4, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm4, ymmword ptr [rsi + 128]     /* + K */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 128], ymm8          /* W + K */
+	add	rax, qword ptr [rbp + 232]                 /* round 39: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpalignr	ymm8, ymm6, ymm5, 8                   /* step j = 5 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm2, ymm1, 8                   /* { W_t-7, W_t-6 } */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpaddq	ymm5, ymm5, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	r11, qword ptr [rbp + 256]                 /* round 40: h + W_t + K_t */
+	rorx	r14, r8, 18                               /* ROTR18(e) */
+	rorx	r13, r8, 14                               /* ROTR14(e) */
+	andn	r15, r8, r10                              /* ~e & g */
+	lea	r11, [r11 + r15]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r15, r9
+	rorx	r14, r8, 41                               /* ROTR41(e) */
+	and	r15, r8                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r11, [r11 + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rax
+	xor	r15, rbx                                   /* a ^ b */
+	lea	r11, [r11 + r13]                           /* T1 */
+	rorx	r13, rax, 28                              /* ROTR28(a) */
+	vpaddq	ymm5, ymm5, ymm10
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rax, 34                              /* ROTR34(a) */
+	xor	r12, rbx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rdx, [rdx + r11]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm4, 19                         /* ROTR19 */
+	lea	r11, [r11 + r12]                           /* T1 + Maj */
+	rorx	r14, rax, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r11, [r11 + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm4, 61                         /* ROTR61 */
+	add	r10, qword ptr [rbp + 264]                 /* round 41: h + W_t + K_t */
+	rorx	r14, rdx, 18                              /* ROTR18(e) */
+	rorx	r13, rdx, 14                              /* ROTR14(e) */
+	andn	r12, rdx, r9                              /* ~e & g */
+	lea	r10, [r10 + r12]
+	vpsrlq	ymm9, ymm4, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r12, r8
+	rorx	r14, rdx, 41                              /* ROTR41(e) */
+	and	r12, rdx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	r10, [r10 + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r11
+	xor	r12, rax                                   /* a ^ b */
+	lea	r10, [r10 + r13]                           /* T1 */
+	rorx	r13, r11, 28                              /* ROTR28(a) */
+	vpaddq	ymm5, ymm5, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r11, 34                              /* ROTR34(a) */
+	xor	r15, rax                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rcx, [rcx + r10]                           /* d + T1: the new e */
+	vpaddq	ymm8, ymm5, ymmword ptr [rsi + 160]     /* + K */
+	lea	r10, [r10 + r15]                           /* T1 + Maj */
+	rorx	r14, r11, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r10, [r10 + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 160], ymm8          /* W + K */
+	add	r9, qword ptr [rbp + 288]                  /* round 42: h + W_t + K_t */
+	rorx	r14, rcx, 18                              /* ROTR18(e) */
+	rorx	r13, rcx, 14                              /* ROTR14(e) */
+	andn	r15, rcx, r8                              /* ~e & g */
+	lea	r9, [r9 + r15]
+	vpalignr	ymm8, ymm7, ymm6, 8                   /* step j = 6 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r15, rdx
+	rorx	r14, rcx, 41                              /* ROTR41(e) */
+	and	r15, rcx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm3, ymm2, 8                   /* { W_t-7, W_t-6 } */
+	lea	r9, [r9 + r15]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r10
+	xor	r15, r11                                   /* a ^ b */
+	lea	r9, [r9 + r13]                             /* T1 */
+	rorx	r13, r10, 28                              /* ROTR28(a) */
+	vpaddq	ymm6, ymm6, ymm9                        /* W_t-16 + W_t-7 */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r10, 34                              /* ROTR34(a) */
+	xor	r12, r11                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rbx, [rbx + r9]                            /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	r9, [r9 + r12]                             /* T1 + Maj */
+	rorx	r14, r10, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r9, [r9 + r13]                             /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	r8, qword ptr [rbp + 296]                  /* round 43: h + W_t + K_t */
+	rorx	r14, rbx, 18                              /* ROTR18(e) */
+	rorx	r13, rbx, 14                              /* ROTR14(e) */
+	andn	r12, rbx, rdx                             /* ~e & g */
+	lea	r8, [r8 + r12]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r12, rcx
+	rorx	r14, rbx, 41                              /* ROTR41(e) */
+	and	r12, rbx                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	r8, [r8 + r12]                             /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, r9
+	xor	r12, r10                                   /* a ^ b */
+	lea	r8, [r8 + r13]                             /* T1 */
+	rorx	r13, r9, 28                               /* ROTR28(a) */
+	vpaddq	ymm6, ymm6, ymm10
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r9, 34                               /* ROTR34(a) */
+	xor	r15, r10                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	rax, [rax + r8]                            /* d + T1: the new e */
+	vprorq	ymm10, ymm5, 19                         /* ROTR19 */
+	lea	r8, [r8 + r15]                             /* T1 + Maj */
+	rorx	r14, r9, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	r8, [r8 + r13]                             /* T1 + T2: the new a */
+	vprorq	ymm11, ymm5, 61                         /* ROTR61 */
+	add	rdx, qword ptr [rbp + 320]                 /* round 44: h + W_t + K_t */
+	rorx	r14, rax, 18                              /* ROTR18(e) */
+	rorx	r13, rax, 14                              /* ROTR14(e) */
+	andn	r15, rax, rcx                             /* ~e & g */
+	lea	rdx, [rdx + r15]
+	vpsrlq	ymm9, ymm5, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r15, rbx
+	rorx	r14, rax, 41                              /* ROTR41(e) */
+	and	r15, rax                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	rdx, [rdx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, r8
+	xor	r15, r9                                    /* a ^ b */
+	lea	rdx, [rdx + r13]                           /* T1 */
+	rorx	r13, r8, 28                               /* ROTR28(a) */
+	vpaddq	ymm6, ymm6, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, r8, 34                               /* ROTR34(a) */
+	xor	r12, r9                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r11, [r11 + rdx]                           /* d + T1: the new e */
+	vpaddq	ymm8, ymm6, ymmword ptr [rsi + 192]     /* + K */
+	lea	rdx, [rdx + r12]                           /* T1 + Maj */
+	rorx	r14, r8, 39                               /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rdx, [rdx + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 192], ymm8          /* W + K */
+	add	rcx, qword ptr [rbp + 328]                 /* round 45: h + W_t + K_t */
+	rorx	r14, r11, 18                              /* ROTR18(e) */
+	rorx	r13, r11, 14                              /* ROTR14(e) */
+	andn	r12, r11, rbx                             /* ~e & g */
+	lea	rcx, [rcx + r12]
+	vpalignr	ymm8, ymm0, ymm7, 8                   /* step j = 7 mod 8: { W_t-15, W_t-14 }, t = 2j */
+	xor	r13, r14
+	mov	r12, rax
+	rorx	r14, r11, 41                              /* ROTR41(e) */
+	and	r12, r11                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpalignr	ymm9, ymm4, ymm3, 8                   /* { W_t-7, W_t-6 } */
+	lea	rcx, [rcx + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rdx
+	xor	r12, r8                                    /* a ^ b */
+	lea	rcx, [rcx + r13]                           /* T1 */
+	rorx	r13, rdx, 28                              /* ROTR28(a) */
+	vpaddq	ymm7, ymm7, ymm9                        /* W_t-16 + W_t-7 */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rdx, 34                              /* ROTR34(a) */
+	xor	r15, r8                                    /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r10, [r10 + rcx]                           /* d + T1: the new e */
+	vprorq	ymm10, ymm8, 1                          /* ROTR1 */
+	lea	rcx, [rcx + r15]                           /* T1 + Maj */
+	rorx	r14, rdx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rcx, [rcx + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm8, 8                          /* ROTR8 */
+	add	rbx, qword ptr [rbp + 352]                 /* round 46: h + W_t + K_t */
+	rorx	r14, r10, 18                              /* ROTR18(e) */
+	rorx	r13, r10, 14                              /* ROTR14(e) */
+	andn	r15, r10, rax                             /* ~e & g */
+	lea	rbx, [rbx + r15]
+	vpsrlq	ymm8, ymm8, 7                           /* SHR7 */
+	xor	r13, r14
+	mov	r15, r11
+	rorx	r14, r10, 41                              /* ROTR41(e) */
+	and	r15, r10                                   /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm8, 0x96            /* s0(W_t-15) */
+	lea	rbx, [rbx + r15]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r15, rcx
+	xor	r15, rdx                                   /* a ^ b */
+	lea	rbx, [rbx + r13]                           /* T1 */
+	rorx	r13, rcx, 28                              /* ROTR28(a) */
+	vpaddq	ymm7, ymm7, ymm10
+	and	r12, r15                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rcx, 34                              /* ROTR34(a) */
+	xor	r12, rdx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r9, [r9 + rbx]                             /* d + T1: the new e */
+	vprorq	ymm10, ymm6, 19                         /* ROTR19 */
+	lea	rbx, [rbx + r12]                           /* T1 + Maj */
+	rorx	r14, rcx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rbx, [rbx + r13]                           /* T1 + T2: the new a */
+	vprorq	ymm11, ymm6, 61                         /* ROTR61 */
+	add	rax, qword ptr [rbp + 360]                 /* round 47: h + W_t + K_t */
+	rorx	r14, r9, 18                               /* ROTR18(e) */
+	rorx	r13, r9, 14                               /* ROTR14(e) */
+	andn	r12, r9, r11                              /* ~e & g */
+	lea	rax, [rax + r12]
+	vpsrlq	ymm9, ymm6, 6                           /* SHR6 */
+	xor	r13, r14
+	mov	r12, r10
+	rorx	r14, r9, 41                               /* ROTR41(e) */
+	and	r12, r9                                    /* e & f */
+	xor	r13, r14                                   /* S1(e) */
+	vpternlogq	ymm10, ymm11, ymm9, 0x96            /* s1(W_t-2) */
+	lea	rax, [rax + r12]                           /* h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g) */
+	mov	r12, rbx
+	xor	r12, rcx                                   /* a ^ b */
+	lea	rax, [rax + r13]                           /* T1 */
+	rorx	r13, rbx, 28                              /* ROTR28(a) */
+	vpaddq	ymm7, ymm7, ymm10                       /* X[j] = { W_t, W_t+1 | W_t, W_t+1 } */
+	and	r15, r12                                   /* (b ^ c) & (a ^ b) */
+	rorx	r14, rbx, 34                              /* ROTR34(a) */
+	xor	r15, rcx                                   /* Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b */
+	xor	r13, r14
+	lea	r8, [r8 + rax]                             /* d + T1: the new e */
+	vpaddq	ymm8, ymm7, ymmword ptr [rsi + 224]     /* + K */
+	lea	rax, [rax + r15]                           /* T1 + Maj */
+	rorx	r14, rbx, 39                              /* ROTR39(a) */
+	xor	r13, r14                                   /* S0(a) */
+	lea	rax, [rax + r13]                           /* T1 + T2: the new a */
+	vmovdqa	ymmword ptr [rdi + 224], ymm8          /* W + K */
+	add	rbp, 384
+	add	rdi, 256
+	add	rsi, 256
+	jmp	.Lsha512x_body
+
+	/* the last pair's B: its rounds 16..79 by 16 without schedule work */
+.Lsha512x_last_b:
+	lea	r13, [rsp + 1328]
+	cmp	rbp, r13
+	jne	.Lsha512x_plain                            /* (public) */
+	/* state += a..h; the registers keep the sum (the next block's start) */
+	mov	r13, qword ptr [rsp + 24]
+	add	rax, qword ptr [r13 + 0]
+	mov	qword ptr [r13 + 0], rax
+	add	rbx, qword ptr [r13 + 8]
+	mov	qword ptr [r13 + 8], rbx
+	add	rcx, qword ptr [r13 + 16]
+	mov	qword ptr [r13 + 16], rcx
+	add	rdx, qword ptr [r13 + 24]
+	mov	qword ptr [r13 + 24], rdx
+	add	r8, qword ptr [r13 + 32]
+	mov	qword ptr [r13 + 32], r8
+	add	r9, qword ptr [r13 + 40]
+	mov	qword ptr [r13 + 40], r9
+	add	r10, qword ptr [r13 + 48]
+	mov	qword ptr [r13 + 48], r10
+	add	r11, qword ptr [r13 + 56]
+	mov	qword ptr [r13 + 56], r11
+	jmp	.Lsha512x_done
+
+.Lsha512x_done:
+	/* wipe W + K (derived from the message) and every vector register */
+	vpxor	xmm0, xmm0, xmm0
+	vmovdqa	ymmword ptr [rsp + 32], ymm0
+	vmovdqa	ymmword ptr [rsp + 64], ymm0
+	vmovdqa	ymmword ptr [rsp + 96], ymm0
+	vmovdqa	ymmword ptr [rsp + 128], ymm0
+	vmovdqa	ymmword ptr [rsp + 160], ymm0
+	vmovdqa	ymmword ptr [rsp + 192], ymm0
+	vmovdqa	ymmword ptr [rsp + 224], ymm0
+	vmovdqa	ymmword ptr [rsp + 256], ymm0
+	vmovdqa	ymmword ptr [rsp + 288], ymm0
+	vmovdqa	ymmword ptr [rsp + 320], ymm0
+	vmovdqa	ymmword ptr [rsp + 352], ymm0
+	vmovdqa	ymmword ptr [rsp + 384], ymm0
+	vmovdqa	ymmword ptr [rsp + 416], ymm0
+	vmovdqa	ymmword ptr [rsp + 448], ymm0
+	vmovdqa	ymmword ptr [rsp + 480], ymm0
+	vmovdqa	ymmword ptr [rsp + 512], ymm0
+	vmovdqa	ymmword ptr [rsp + 544], ymm0
+	vmovdqa	ymmword ptr [rsp + 576], ymm0
+	vmovdqa	ymmword ptr [rsp + 608], ymm0
+	vmovdqa	ymmword ptr [rsp + 640], ymm0
+	vmovdqa	ymmword ptr [rsp + 672], ymm0
+	vmovdqa	ymmword ptr [rsp + 704], ymm0
+	vmovdqa	ymmword ptr [rsp + 736], ymm0
+	vmovdqa	ymmword ptr [rsp + 768], ymm0
+	vmovdqa	ymmword ptr [rsp + 800], ymm0
+	vmovdqa	ymmword ptr [rsp + 832], ymm0
+	vmovdqa	ymmword ptr [rsp + 864], ymm0
+	vmovdqa	ymmword ptr [rsp + 896], ymm0
+	vmovdqa	ymmword ptr [rsp + 928], ymm0
+	vmovdqa	ymmword ptr [rsp + 960], ymm0
+	vmovdqa	ymmword ptr [rsp + 992], ymm0
+	vmovdqa	ymmword ptr [rsp + 1024], ymm0
+	vmovdqa	ymmword ptr [rsp + 1056], ymm0
+	vmovdqa	ymmword ptr [rsp + 1088], ymm0
+	vmovdqa	ymmword ptr [rsp + 1120], ymm0
+	vmovdqa	ymmword ptr [rsp + 1152], ymm0
+	vmovdqa	ymmword ptr [rsp + 1184], ymm0
+	vmovdqa	ymmword ptr [rsp + 1216], ymm0
+	vmovdqa	ymmword ptr [rsp + 1248], ymm0
+	vmovdqa	ymmword ptr [rsp + 1280], ymm0
+	vzeroall
+	mov	rsp, qword ptr [rsp + 0]
+	.cfi_def_cfa	rsp, 56
+	pop	r15
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r15
+	pop	r14
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r14
+	pop	r13
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r13
+	pop	r12
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	r12
+	pop	rbp
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbp
+	pop	rbx
+	.cfi_adjust_cfa_offset	-8
+	.cfi_restore	rbx
+.Lsha512x_ret:
+	ret
+SIGIL_ENDFUNC(sha512_blocks_avx512)
 
 	.section	.rodata
 	.balign	64

@@ -1,13 +1,24 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Generate crypto/asm/amd64/sha512_avx2.S: the SHA-512 block function
-sha512_blocks_avx2 for amd64 CPUs with AVX2, BMI1 and BMI2 (FIPS 180-4
-section 6.4.2), the assembly twin of sha512_blocks_generic in
-crypto/sha512.c, with the same contract (crypto/sha512.h):
+"""Generate crypto/asm/amd64/sha512_avx2.S: the SHA-512 block functions
+sha512_blocks_avx2 for amd64 CPUs with AVX2, BMI1 and BMI2 and
+sha512_blocks_avx512 for those that also have AVX-512 F and VL (FIPS 180-4
+section 6.4.2), assembly twins of sha512_blocks_generic in crypto/sha512.c,
+with the same contract (crypto/sha512.h):
 
   void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks);
+  void sha512_blocks_avx512(uint64_t state[8], const uint8_t *in, size_t nblocks);
   state <- compress(state, block) for each of the nblocks 128-byte blocks
   at in; nblocks may be 0; in needs no alignment.
+
+The two are written by the same code and differ only in the vector
+instructions of a schedule step: AVX2 has no 64-bit rotation (a rotation
+is two shifts and an XOR, ROTR 8 a byte shuffle), AVX-512VL has VPRORQ,
+and VPTERNLOGQ XORs three registers in one instruction: 15 instructions a
+step instead of 23. On Zen 4 (EPYC 9004) that does not make long messages
+faster (the scalar rounds bound them, and the schedule was already hidden
+beside them) but one- and two-block calls 2-3 % faster, where the first
+pair computes its schedule densely (docs/performance.md, 2026-12-04).
 
 Method (written from FIPS 180-4; the comment beside each instruction of the
 output says what it computes):
@@ -61,8 +72,12 @@ jumps are on public values: the block count and the cursors, which step
 by constants), and every memory operand is a register (the stack pointer,
 the input and state pointers, the cursors) or rip, plus a constant (no
 index register). tests/asm/check-sha512-asm.sh checks the object file for
-both. The W + K array on the stack derives from the message: it is wiped
-before return, and VZEROALL clears every vector register.
+both, in both functions, and that they are the same scalar code and jumps
+outside the vector schedule (ctgrind runs the AVX2 one; Valgrind cannot
+run AVX-512 code). The W + K array on the stack derives from the message:
+it is wiped before return, and VZEROALL clears every vector register
+(ymm0-15 and, with AVX-512, the upper halves of zmm0-15; zmm16-31 and the
+mask registers are not used).
 
 Usage: gen_sha512_amd64.py OUTPUT  (or `meson compile -C BUILD regen-asm-sha512`);
        gen_sha512_amd64.py --check FILE  exits 1 if FILE differs from the output.
@@ -75,13 +90,20 @@ HEADER = """\
  * with `meson compile -C <build> regen-asm-sha512`. The contract and the
  * method are in the generator's docstring and in crypto/sha512.h. Intel
  * syntax: destination first; rorx d, s, n computes d = s rotated right by
- * n; andn d, s1, s2 computes d = ~s1 & s2. */
+ * n; andn d, s1, s2 computes d = ~s1 & s2; vprorq d, s, n rotates each
+ * 64-bit word of s right by n; vpternlogq d, s1, s2, 0x96 computes
+ * d = d ^ s1 ^ s2. */
 #include "../asm.h"
 
 \t.intel_syntax noprefix
 """
 
-NAME = "sha512_blocks_avx2"
+# The two block functions: the name, the prefix of its local labels, and
+# whether its schedule steps use AVX-512VL (VPRORQ, VPTERNLOGQ on ymm).
+VARIANTS = [
+    ("sha512_blocks_avx2", ".Lsha512_", False),
+    ("sha512_blocks_avx512", ".Lsha512x_", True),
+]
 
 # FIPS 180-4 section 4.2.3 (the same table as sha512_K in crypto/sha512.c)
 K = [
@@ -141,6 +163,11 @@ ROT8 = "ymm12"
 class Out:
     def __init__(self):
         self.lines = []
+        self.name, self.prefix, self.avx512 = VARIANTS[0]
+
+    def lab(self, name):
+        """The local label name of the function being written."""
+        return self.prefix + name
 
     def ins(self, op, *args, comment=None):
         self.lines.append(fmt(op, args, comment))
@@ -181,35 +208,38 @@ def rnd(t, v, regs, lane, k, word):
     (z, x, y, bc)."""
     a, b, c, d, e, f, g, h = v
     bc, x, y, z = regs
-    # The order: the e side (S1, Ch, T1, the new e) first, the a side (Maj,
-    # S0) after, each instruction after what it depends on. This order
-    # came out of a search over random orders that respect the
-    # dependencies (the out-of-order core makes the order matter a little,
-    # not nothing): 1-4 % faster than the textbook order on Zen 3 in paired
-    # runs (docs/performance.md).
+    # The order: mostly the e side (S1, Ch, T1) first, the a side (Maj, S0)
+    # after, each instruction after what it depends on. It came out of a
+    # search over random orders that respect the dependencies, timed on
+    # Zen 4 (EPYC 9004) against the previous order (itself the winner of
+    # such a search on Zen 3): 3 % faster on long messages there, as fast
+    # on one block (docs/performance.md, 2026-12-04). The out-of-order core
+    # makes the order matter a little: the round is bound by its 22 ALU
+    # instructions on four ALUs, and the order decides how often one on
+    # the critical path (e to the new e, five deep) waits behind others.
     return [
-        ("rorx", (x, e, "14"), "ROTR14(e)"),
         ("add", (h, wk(k, lane, word)), "round %s: h + W_t + K_t" % t),
         ("rorx", (y, e, "18"), "ROTR18(e)"),
+        ("rorx", (x, e, "14"), "ROTR14(e)"),
         ("andn", (z, e, g), "~e & g"),
         ("lea", (h, "[%s + %s]" % (h, z)), None),
-        ("mov", (z, f), None),
         ("xor", (x, y), None),
-        ("and", (z, e), "e & f"),
+        ("mov", (z, f), None),
         ("rorx", (y, e, "41"), "ROTR41(e)"),
-        ("lea", (h, "[%s + %s]" % (h, z)), "h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g)"),
+        ("and", (z, e), "e & f"),
         ("xor", (x, y), "S1(e)"),
+        ("lea", (h, "[%s + %s]" % (h, z)), "h + W + K + Ch(e, f, g); Ch = (e & f) + (~e & g)"),
         ("mov", (z, a), None),
         ("xor", (z, b), "a ^ b"),
         ("lea", (h, "[%s + %s]" % (h, x)), "T1"),
         ("rorx", (x, a, "28"), "ROTR28(a)"),
-        ("lea", (d, "[%s + %s]" % (d, h)), "d + T1: the new e"),
         ("and", (bc, z), "(b ^ c) & (a ^ b)"),
         ("rorx", (y, a, "34"), "ROTR34(a)"),
-        ("xor", (x, y), None),
-        ("rorx", (y, a, "39"), "ROTR39(a)"),
         ("xor", (bc, b), "Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b"),
+        ("xor", (x, y), None),
+        ("lea", (d, "[%s + %s]" % (d, h)), "d + T1: the new e"),
         ("lea", (h, "[%s + %s]" % (h, bc)), "T1 + Maj"),
+        ("rorx", (y, a, "39"), "ROTR39(a)"),
         ("xor", (x, y), "S0(a)"),
         ("lea", (h, "[%s + %s]" % (h, x)), "T1 + T2: the new a"),
     ]
@@ -220,15 +250,52 @@ def rotate(v):
     return [v[7]] + v[:7]
 
 
-def sched_step(j, k, wp=None, kp=None):
+def sigma(src, terms, spare, avx512, name):
+    """Vector instructions leaving in VT[2] the XOR of terms of src, each
+    ("rot", n) for ROTR n or ("shr", n) for SHR n, in that order; spare (a
+    register free from here, possibly src itself once read) holds the shift
+    on AVX-512. AVX2: ROTR n = SHR n ^ SHL (64 - n), ROTR 8 a byte shuffle;
+    AVX-512VL: VPRORQ, and VPTERNLOGQ 0x96 XORs the three terms."""
+    s, u = VT[2], VT[3]
+    if avx512:
+        rots = [n for kind, n in terms if kind == "rot"]
+        shr = [n for kind, n in terms if kind == "shr"]
+        assert len(rots) == 2 and len(shr) == 1
+        return [
+            ("vprorq", (s, src, str(rots[0])), "ROTR%d" % rots[0]),
+            ("vprorq", (u, src, str(rots[1])), "ROTR%d" % rots[1]),
+            ("vpsrlq", (spare, src, str(shr[0])), "SHR%d" % shr[0]),
+            ("vpternlogq", (s, u, spare, "0x96"), name),
+        ]
+    out = []
+    for i, (kind, n) in enumerate(terms):
+        last = name if i == len(terms) - 1 else None
+        if kind == "rot" and n == 8:
+            parts = [("vpshufb", (u, src, ROT8), "ROTR8")]
+        elif kind == "rot":
+            parts = [("vpsrlq", (u, src, str(n)), None), ("vpsllq", (u, src, str(64 - n)), None)]
+        else:
+            parts = [("vpsrlq", (u, src, str(n)), None)]
+        for q, (op, args, comment) in enumerate(parts):
+            if i == 0 and q == 0:
+                out.append((op, (s,) + args[1:], comment))  # the first part straight into s
+                continue
+            out.append((op, args, comment))
+            done = q == len(parts) - 1
+            out.append(("vpxor", (s, s, u), last if done and last else
+                        ("ROTR%d" % n if done and kind == "rot" and n != 8 else None)))
+    return out
+
+
+def sched_step(j, k, wp, kp, avx512):
     """Vector step j (8 <= j < 40, X[j] at cursor entry k, k >= 8): X[j]
     from X[j-8] .. X[j-1], then W + K.
       W_t = s1(W_t-2) + W_t-7 + s0(W_t-15) + W_t-16, t = 2j, 2j+1:
       { W_t-16, W_t-15 } = X[j-8]; { W_t-15, W_t-14 } = X[j-8]:X[j-7] moved
       by one word (VPALIGNR: within each 128-bit lane, i.e. each block);
       { W_t-7, W_t-6 } = X[j-4]:X[j-3] moved by one word; { W_t-2, W_t-1 } = X[j-1].
-      s0(x) = ROTR1 ^ ROTR8 ^ SHR7, s1(x) = ROTR19 ^ ROTR61 ^ SHR6; AVX2 has
-      no 64-bit rotation: ROTR n = SHR n ^ SHL (64 - n), ROTR 8 a byte shuffle."""
+      s0(x) = ROTR1 ^ ROTR8 ^ SHR7, s1(x) = ROTR19 ^ ROTR61 ^ SHR6 (sigma):
+      23 instructions with AVX2, 15 with AVX-512VL."""
     xj = XR[j % 8]          # X[j] replaces X[j-8]
     x7, x4, x3, x1 = XR[(j - 7) % 8], XR[(j - 4) % 8], XR[(j - 3) % 8], XR[(j - 1) % 8]
     w15, w7, s, u = VT
@@ -236,26 +303,12 @@ def sched_step(j, k, wp=None, kp=None):
         ("vpalignr", (w15, x7, xj, "8"), "step j = %d mod 8: { W_t-15, W_t-14 }, t = 2j" % (j % 8)),
         ("vpalignr", (w7, x3, x4, "8"), "{ W_t-7, W_t-6 }"),
         ("vpaddq", (xj, xj, w7), "W_t-16 + W_t-7"),
-        ("vpsrlq", (s, w15, "1"), None),
-        ("vpsllq", (u, w15, "63"), None),
-        ("vpxor", (s, s, u), "ROTR1"),
-        ("vpsrlq", (u, w15, "7"), None),
-        ("vpxor", (s, s, u), None),
-        ("vpshufb", (u, w15, ROT8), "ROTR8"),
-        ("vpxor", (s, s, u), "s0(W_t-15)"),
+    ] + sigma(w15, [("rot", 1), ("shr", 7), ("rot", 8)], w15, avx512, "s0(W_t-15)") + [
         ("vpaddq", (xj, xj, s), None),
-        ("vpsrlq", (s, x1, "19"), None),
-        ("vpsllq", (u, x1, "45"), None),
-        ("vpxor", (s, s, u), "ROTR19"),
-        ("vpsrlq", (u, x1, "61"), None),
-        ("vpxor", (s, s, u), None),
-        ("vpsllq", (u, x1, "3"), None),
-        ("vpxor", (s, s, u), "ROTR61"),
-        ("vpsrlq", (u, x1, "6"), None),
-        ("vpxor", (s, s, u), "s1(W_t-2)"),
+    ] + sigma(x1, [("rot", 19), ("rot", 61), ("shr", 6)], w7, avx512, "s1(W_t-2)") + [
         ("vpaddq", (xj, xj, s), "X[j] = { W_t, W_t+1 | W_t, W_t+1 }"),
-        ("vpaddq", (w15, xj, "ymmword ptr [%s + %d]" % (kp or KP, 32 * k)), "+ K"),
-        ("vmovdqa", ("ymmword ptr [%s + %d]" % (wp or WKP, 32 * k), w15), "W + K"),
+        ("vpaddq", (w15, xj, "ymmword ptr [%s + %d]" % (kp, 32 * k)), "+ K"),
+        ("vmovdqa", ("ymmword ptr [%s + %d]" % (wp, 32 * k), w15), "W + K"),
     ]
 
 
@@ -330,9 +383,9 @@ def block_end(o):
 
 
 def prologue(o):
-    o.lines.append("SIGIL_FUNC(%s)" % NAME)
+    o.lines.append("SIGIL_FUNC(%s)" % o.name)
     o.ins("test", "rdx, rdx")
-    o.ins("jz", ".Lsha512_ret", comment="nblocks = 0 (public)")
+    o.ins("jz", o.lab("ret"), comment="nblocks = 0 (public)")
     for r in CALLEE_SAVED:
         o.ins("push", r)
         o.ins(".cfi_adjust_cfa_offset", "8")
@@ -350,7 +403,7 @@ def prologue(o):
 
 
 def epilogue(o):
-    o.label(".Lsha512_done")
+    o.label(o.lab("done"))
     o.note("wipe W + K (derived from the message) and every vector register")
     o.ins("vpxor", "xmm0, xmm0, xmm0")
     for j in range(40):
@@ -362,28 +415,29 @@ def epilogue(o):
         o.ins("pop", r)
         o.ins(".cfi_adjust_cfa_offset", "-8")
         o.ins(".cfi_restore", r)
-    o.label(".Lsha512_ret")
+    o.label(o.lab("ret"))
     o.ins("ret")
-    o.lines.append("SIGIL_ENDFUNC(%s)" % NAME)
+    o.lines.append("SIGIL_ENDFUNC(%s)" % o.name)
     o.blank()
 
 
-def steps(first, wp, kp):
+def steps(first, wp, kp, avx512):
     """Schedule steps first .. first+7 (W + K entry first + s at wp + 32 s,
     its K pair at kp + 32 s)."""
     vec = []
     for s_ in range(8):
-        vec += sched_step(first + s_, s_, wp, kp)
+        vec += sched_step(first + s_, s_, wp, kp, avx512)
     return vec
 
 
 def gen(o):
     x = ROUND_REGS[1]
     P = WKP
-    o.note("void sha512_blocks_avx2(uint64_t state[8], const uint8_t *in, size_t nblocks);")
+    o.note("void %s(uint64_t state[8], const uint8_t *in, size_t nblocks);" % o.name)
     o.note("rdi = state, rsi = in, rdx = nblocks")
     prologue(o)
-    o.ins("vmovdqa", ROT8, "ymmword ptr [rip + .Lsha512_rot8]")
+    if not o.avx512:
+        o.ins("vmovdqa", ROT8, "ymmword ptr [rip + .Lsha512_rot8]")
     for i in range(8):
         o.ins("mov", VARS[i], "qword ptr [rdi + %d]" % (8 * i))
     o.blank()
@@ -397,67 +451,67 @@ def gen(o):
     o.ins("lea", KP, "[rip + .Lsha512_k2]")
     o.ins("mov", ROUND_REGS[0], VARS[1])
     o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
-    o.label(".Lsha512_first", True)
+    o.label(o.lab("first"), True)
     vec = []
     for k in range(8, 16):
-        vec += sched_step(k, k, P, KP)
+        vec += sched_step(k, k, P, KP, o.avx512)
     emit(o, rounds_list(16, "16 i + %d", 0, vec))
     o.ins("add", P, "256")
     o.ins("add", KP, "256")
     o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 32))
     o.ins("cmp", KP, x)
-    o.ins("jne", ".Lsha512_first", comment="4 times (public)")
-    o.ins("jmp", ".Lsha512_plain", comment="A's rounds 64..79")
+    o.ins("jne", o.lab("first"), comment="4 times (public)")
+    o.ins("jmp", o.lab("plain"), comment="A's rounds 64..79")
     o.blank()
     o.note("32 rounds with 8 schedule steps: B's rounds 48..79 (the next pair's steps 16..23),")
     o.note("A's rounds 0..31 and 32..63 (steps 24..31, 32..39); rbp reads W + K (lane 0 or 1),")
     o.note("rdi writes it, rsi reads the K pairs; rsi tells which of the three this was")
-    o.label(".Lsha512_body", True)
-    emit(o, rounds_list(32, "t0 + %d", 0, steps(8, WP, KP)))
+    o.label(o.lab("body"), True)
+    emit(o, rounds_list(32, "t0 + %d", 0, steps(8, WP, KP, o.avx512)))
     o.ins("add", P, "512")
     o.ins("add", WP, "256")
     o.ins("add", KP, "256")
     o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 24))
     o.ins("cmp", KP, x)
-    o.ins("jne", ".Lsha512_not_b", comment="(public)")
+    o.ins("jne", o.lab("not_b"), comment="(public)")
     o.note("end of block B")
     block_end(o)
     o.ins("add", "qword ptr [rsp + %d], 256" % INP)
     o.ins("sub", "qword ptr [rsp + %d], 2" % LEFT)
-    o.ins("jz", ".Lsha512_done", comment="no blocks left (public)")
-    o.label(".Lsha512_start_a")
+    o.ins("jz", o.lab("done"), comment="no blocks left (public)")
+    o.label(o.lab("start_a"))
     o.note("block A: rbp = lane 0 of W + K entry 0")
     o.ins("lea", P, "[rsp + %d]" % WK)
     o.ins("mov", ROUND_REGS[0], VARS[1])
     o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
-    o.ins("jmp", ".Lsha512_body")
-    o.label(".Lsha512_not_b")
+    o.ins("jmp", o.lab("body"))
+    o.label(o.lab("not_b"))
     o.ins("lea", x, "[rip + .Lsha512_k2 + %d]" % (32 * 40))
     o.ins("cmp", KP, x)
-    o.ins("jne", ".Lsha512_body", comment="A's rounds 32..63 next (public)")
+    o.ins("jne", o.lab("body"), comment="A's rounds 32..63 next (public)")
     o.blank()
     o.note("16 rounds without schedule: A's rounds 64..79, then B's rounds 0..15")
-    o.label(".Lsha512_plain", True)
+    o.label(o.lab("plain"), True)
     emit(o, rounds_list(16, "t0 + %d", 0))
     o.ins("add", P, "256")
     o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES))
     o.ins("cmp", P, x)
-    o.ins("jne", ".Lsha512_b16", comment="(public)")
+    o.ins("jne", o.lab("b16"), comment="(public)")
     o.note("end of block A")
     block_end(o)
     o.ins("cmp", "qword ptr [rsp + %d], 1" % LEFT)
-    o.ins("je", ".Lsha512_done", comment="a lone last block (public)")
+    o.ins("je", o.lab("done"), comment="a lone last block (public)")
     o.note("block B: rbp = lane 1 of W + K entry 0")
     o.ins("lea", P, "[rsp + %d]" % (WK + 16))
     o.ins("mov", ROUND_REGS[0], VARS[1])
     o.ins("xor", ROUND_REGS[0], VARS[2], comment="b ^ c")
-    o.ins("jmp", ".Lsha512_plain")
+    o.ins("jmp", o.lab("plain"))
     o.blank()
     o.note("B's rounds 16..47: the next pair's X[0..7] (rdi = its A, rsi = its B), then its steps 8..15;")
-    o.note("or, for the last pair, on to .Lsha512_last_b")
-    o.label(".Lsha512_b16")
+    o.note("or, for the last pair, on to " + o.lab("last_b"))
+    o.label(o.lab("b16"))
     o.ins("cmp", "qword ptr [rsp + %d], 2" % LEFT)
-    o.ins("je", ".Lsha512_last_b", comment="no next pair (public)")
+    o.ins("je", o.lab("last_b"), comment="no next pair (public)")
     o.ins("mov", x, "qword ptr [rsp + %d]" % INP)
     o.ins("lea", "rdi", "[%s + 256]" % x)
     o.ins("lea", "rsi", "[%s + 384]" % x)
@@ -469,19 +523,19 @@ def gen(o):
     o.ins("lea", WP, "[rsp + %d]" % (WK + 256))
     o.ins("lea", KP, "[rip + .Lsha512_k2 + 256]")
     o.note("rounds 24..47, with the steps 8..15")
-    emit(o, rounds_list(24, 24, 0, steps(8, WP, KP)))
+    emit(o, rounds_list(24, 24, 0, steps(8, WP, KP, o.avx512)))
     o.ins("add", P, "384")
     o.ins("add", WP, "256")
     o.ins("add", KP, "256")
-    o.ins("jmp", ".Lsha512_body")
+    o.ins("jmp", o.lab("body"))
     o.blank()
     o.note("the last pair's B: its rounds 16..79 by 16 without schedule work")
-    o.label(".Lsha512_last_b")
+    o.label(o.lab("last_b"))
     o.ins("lea", x, "[rsp + %d]" % (WK + WK_BYTES + 16))
     o.ins("cmp", P, x)
-    o.ins("jne", ".Lsha512_plain", comment="(public)")
+    o.ins("jne", o.lab("plain"), comment="(public)")
     block_end(o)
-    o.ins("jmp", ".Lsha512_done")
+    o.ins("jmp", o.lab("done"))
     o.blank()
     epilogue(o)
 
@@ -505,7 +559,9 @@ def gen_data(o):
 
 def generate():
     o = Out()
-    gen(o)
+    for v in VARIANTS:
+        o.name, o.prefix, o.avx512 = v
+        gen(o)
     gen_data(o)
     return HEADER + "\n" + "\n".join(o.lines) + "\nSIGIL_ASM_NOTES\n"
 

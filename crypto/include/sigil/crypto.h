@@ -134,7 +134,9 @@ SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32]);
 typedef struct sigil_sha512_ctx {
 	uint64_t state[8];
 	uint64_t count;   /* bytes absorbed so far */
-	uint8_t buf[128]; /* partial block: count % 128 bytes are valid */
+	uint8_t buf[128]; /* not yet compressed: count % 128 bytes, or 128 (a
+			   * full block kept for the final) when count is a
+			   * non-zero multiple of 128 */
 } sigil_sha512_ctx;
 
 SIGIL_EXPORT void sigil_sha512(uint8_t out[64], const uint8_t *m, size_t mlen);
