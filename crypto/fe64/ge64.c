@@ -317,8 +317,8 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
  * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
  * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
  * rows). */
-void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
-                               ge64_scan_fn *scan)
+void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                             ge64_scan_fn *scan)
 {
 	signed char e[GE64_COMB_DIGITS];
 	ge64_p1p1 r;
@@ -350,15 +350,59 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 		ops->p2_dbl(&r, &s);
 		ops->p1p1_to_p3(&H, &r);
 	}
-
-	fe64_to_fe(&h->X, &H.X);
-	fe64_to_fe(&h->Y, &H.Y);
-	fe64_to_fe(&h->Z, &H.Z);
-	fe64_to_fe(&h->T, &H.T);
+	*h = H;
 
 	sigil_wipe(e, sizeof e);
 	sigil_wipe(&r, sizeof r);
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(&t, sizeof t);
+}
+
+void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                               ge64_scan_fn *scan)
+{
+	ge64_p3 H;
+	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	fe64_to_fe(&h->X, &H.X);
+	fe64_to_fe(&h->Y, &H.Y);
+	fe64_to_fe(&h->Z, &H.Z);
+	fe64_to_fe(&h->T, &H.T);
+	sigil_wipe(&H, sizeof H);
+}
+
+void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan)
+{
+	ge64_p3 H;
+	fe64 zi, x, y;
+
+	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	fe64_invert(&zi, &H.Z);
+	ops->fe->mul(x.v, H.X.v, zi.v);
+	ops->fe->mul(y.v, H.Y.v, zi.v);
+	fe64_canonical(&x, &x);
+	fe64_tobytes(s, &y); /* y < p < 2^255: bit 255 is free */
+	s[31] |= (uint8_t)((x.v[0] & 1) << 7);
+
+	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&zi, sizeof zi);
+	sigil_wipe(&x, sizeof x);
+	sigil_wipe(&y, sizeof y);
+}
+
+void ge64_base_mont_u(uint8_t u[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan)
+{
+	ge64_p3 H;
+	fe64 n, dd;
+
+	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	fe64_add(&n, &H.Z, &H.Y); /* Z + Y */
+	fe64_sub(&dd, &H.Z, &H.Y); /* Z - Y */
+	fe64_invert(&dd, &dd);
+	ops->fe->mul(n.v, n.v, dd.v);
+	fe64_tobytes(u, &n);
+
+	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&n, sizeof n);
+	sigil_wipe(&dd, sizeof dd);
 }

@@ -110,6 +110,17 @@ ge64_scan_fn *ge64_scan_asm_probe(void);
  * (scan), selections by mask. */
 void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                                ge64_scan_fn *scan);
+/* The same comb, h on fe64 (no conversion to radix 2^51). */
+void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                             ge64_scan_fn *scan);
+/* s = the encoding of a B (RFC 8032 5.1.2: y with the sign of x in bit
+ * 255), in radix 2^64 to the end: the comb, one fe64_invert, two products,
+ * fe64_tobytes. Constant time in a (s is the caller's to declassify). */
+void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan);
+/* u = (Z + Y) / (Z - Y) of a B, canonical little-endian: the Montgomery u
+ * of RFC 7748 (X25519's public key for a clamped a, where Z - Y != 0).
+ * Constant time in a. */
+void ge64_base_mont_u(uint8_t u[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan);
 /* The end of a scan: t = (p, m, d), or its negation (m, p, -d) = (y - x,
  * y + x, -2dxy) when mneg is all ones (mneg all ones or zero; -d is
  * fe64_sub(0, d)). Constant time. */

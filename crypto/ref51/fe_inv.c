@@ -206,14 +206,9 @@ static void update_de(s62 *d, s62 *e, const int64_t t[4])
 	e->v[4] = (int64_t)ce;
 }
 
-static void s62_from_bytes(s62 *r, const uint8_t s[32])
+/* r = the integer w[0..3] (radix 2^64, below 2^256) in radix 2^62. */
+static void s62_from_words(s62 *r, const uint64_t w[4])
 {
-	uint64_t w[4];
-	for (int i = 0; i < 4; i++) {
-		w[i] = 0;
-		for (int j = 7; j >= 0; j--)
-			w[i] = (w[i] << 8) | s[8 * i + j];
-	}
 	r->v[0] = (int64_t)(w[0] & M62);
 	r->v[1] = (int64_t)(((w[0] >> 62) | (w[1] << 2)) & M62);
 	r->v[2] = (int64_t)(((w[1] >> 60) | (w[2] << 4)) & M62);
@@ -221,15 +216,15 @@ static void s62_from_bytes(s62 *r, const uint8_t s[32])
 	r->v[4] = (int64_t)(w[3] >> 56);
 }
 
-void fe_invert_safegcd(fe *h, const fe *z)
+/* x^-1 = w + 2^255 top (mod p) for 0 <= x < p (x = 0 gives 0), with
+ * w[3] < 2^63 and top < 2^5. */
+static void safegcd_core(uint64_t w[4], uint64_t *top, const uint64_t x[4])
 {
-	uint8_t s[32];
 	s62 f = s62_p, g, d, e;
 	int64_t t[4];
 	uint64_t zeta = (uint64_t)-1; /* -(eta + 1) / 2, eta = 1 */
 
-	fe_tobytes(s, z); /* x mod p, canonical: 0 <= g < p */
-	s62_from_bytes(&g, s);
+	s62_from_words(&g, x);
 	memset(&d, 0, sizeof d);
 	memset(&e, 0, sizeof e);
 	e.v[0] = 1;
@@ -252,34 +247,70 @@ void fe_invert_safegcd(fe *h, const fe *z)
 		c >>= 62;
 	}
 
-	/* d as 4 x 64 bits plus w4 on top, then d mod 2^255 + 19 (d >> 255)
-	 * in radix 2^51 (tight: limb 0 < 2^51 + 19 * 2^5) */
+	/* d as 4 x 64 bits plus w4 on top; top = d >> 255 < 2^5 */
 	u128 acc = (u128)(uint64_t)d.v[0] | ((u128)(uint64_t)d.v[1] << 62);
-	uint64_t w0 = (uint64_t)acc;
+	w[0] = (uint64_t)acc;
 	acc >>= 64;
 	acc |= (u128)(uint64_t)d.v[2] << 60;
-	uint64_t w1 = (uint64_t)acc;
+	w[1] = (uint64_t)acc;
 	acc >>= 64;
 	acc |= (u128)(uint64_t)d.v[3] << 58;
-	uint64_t w2 = (uint64_t)acc;
+	w[2] = (uint64_t)acc;
 	acc >>= 64;
 	acc |= (u128)(uint64_t)d.v[4] << 56;
-	uint64_t w3 = (uint64_t)acc;
+	w[3] = (uint64_t)acc;
 	uint64_t w4 = (uint64_t)(acc >> 64);
-	uint64_t top = (w3 >> 63) | (w4 << 1); /* d >> 255 < 2^5 */
-	w3 &= UINT64_MAX >> 1;
+	*top = (w[3] >> 63) | (w4 << 1);
+	w[3] &= UINT64_MAX >> 1;
 
-	h->v[0] = (w0 & FE_MASK51) + 19 * top;
-	h->v[1] = ((w0 >> 51) | (w1 << 13)) & FE_MASK51;
-	h->v[2] = ((w1 >> 38) | (w2 << 26)) & FE_MASK51;
-	h->v[3] = ((w2 >> 25) | (w3 << 39)) & FE_MASK51;
-	h->v[4] = (w3 >> 12) & FE_MASK51;
-
-	sigil_wipe(s, sizeof s);
 	sigil_wipe(&f, sizeof f);
 	sigil_wipe(&g, sizeof g);
 	sigil_wipe(&d, sizeof d);
 	sigil_wipe(&e, sizeof e);
 	sigil_wipe(t, sizeof t);
 	sigil_wipe(&acc, sizeof acc);
+	sigil_wipe(&c, sizeof c);
+}
+
+void fe_invert_safegcd(fe *h, const fe *z)
+{
+	uint8_t s[32];
+	uint64_t x[4], w[4], top;
+
+	fe_tobytes(s, z); /* x mod p, canonical: 0 <= x < p */
+	for (int i = 0; i < 4; i++) {
+		x[i] = 0;
+		for (int j = 7; j >= 0; j--)
+			x[i] = (x[i] << 8) | s[8 * i + j];
+	}
+	safegcd_core(w, &top, x);
+
+	/* w + 19 top in radix 2^51 (tight: limb 0 < 2^51 + 19 * 2^5) */
+	h->v[0] = (w[0] & FE_MASK51) + 19 * top;
+	h->v[1] = ((w[0] >> 51) | (w[1] << 13)) & FE_MASK51;
+	h->v[2] = ((w[1] >> 38) | (w[2] << 26)) & FE_MASK51;
+	h->v[3] = ((w[2] >> 25) | (w[3] << 39)) & FE_MASK51;
+	h->v[4] = (w[3] >> 12) & FE_MASK51;
+
+	sigil_wipe(s, sizeof s);
+	sigil_wipe(x, sizeof x);
+	sigil_wipe(w, sizeof w);
+	sigil_wipe(&top, sizeof top);
+}
+
+void fe_invert_safegcd_u64(uint64_t h[4], const uint64_t x[4])
+{
+	uint64_t w[4], top;
+	safegcd_core(w, &top, x);
+	/* w + 19 top < 2^255 + 19 * 2^5 < 2^256: the carry stops in w[3] */
+	u128 c = (u128)w[0] + 19 * top;
+	h[0] = (uint64_t)c;
+	c = (c >> 64) + w[1];
+	h[1] = (uint64_t)c;
+	c = (c >> 64) + w[2];
+	h[2] = (uint64_t)c;
+	h[3] = w[3] + (uint64_t)(c >> 64);
+	sigil_wipe(w, sizeof w);
+	sigil_wipe(&top, sizeof top);
+	sigil_wipe(&c, sizeof c);
 }
