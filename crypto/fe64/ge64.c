@@ -317,6 +317,25 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
  * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
  * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
  * rows). */
+/* Builds without the amd64 assembly define none of these: weak references
+ * (null there), compared with only; ge64_madd_scan_adx is called only when
+ * the other two are what ops and scan hold, which such builds never have. */
+#pragma weak ge64_madd_adx
+#pragma weak ge64_scan_avx2
+#pragma weak ge64_madd_scan_adx
+
+_Static_assert(GE64_COMB_N == 32, "ge64_madd_scan_adx scans rows of 32 entries");
+
+void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
+                            ge64_precomp *tnext)
+{
+	ge64_p1p1 r;
+	ge64_madd_generic(&r, h, t);
+	ge64_scan_generic(tnext, row, GE64_COMB_N, b);
+	ge64_p1p1_to_p3_generic(h, &r);
+	sigil_wipe(&r, sizeof r);
+}
+
 void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                              ge64_scan_fn *scan)
 {
@@ -324,7 +343,10 @@ void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *op
 	ge64_p1p1 r;
 	ge64_p2 s;
 	ge64_p3 H;
-	ge64_precomp t;
+	ge64_precomp t[2];
+	/* the assembly's step with the next row's scan woven in, when ops and
+	 * scan are the assembly's (a public choice of cpu.c) */
+	int woven = ge64_madd_adx != NULL && ops->madd == ge64_madd_adx && scan == ge64_scan_avx2;
 
 	ge64_comb_digits(e, a);
 
@@ -332,9 +354,17 @@ void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *op
 	H.Y.v[0] = 1;
 	H.Z.v[0] = 1;
 	for (int c = GE64_COMB_PASSES - 1; c >= 0; c--) {
-		for (int i = c; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES) {
-			scan(&t, ge64_comb[i / GE64_COMB_PASSES], GE64_COMB_N, e[i]);
-			ops->madd(&r, &H, &t);
+		scan(&t[0], ge64_comb[c / GE64_COMB_PASSES], GE64_COMB_N, e[c]);
+		for (int i = c, k = 0; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES, k ^= 1) {
+			int j = i + GE64_COMB_PASSES; /* the next digit of the pass */
+			if (woven && j < GE64_COMB_DIGITS) {
+				ge64_madd_scan_adx(&H, ge64_comb[j / GE64_COMB_PASSES], &t[k], e[j],
+				                   &t[k ^ 1]);
+				continue;
+			}
+			ops->madd(&r, &H, &t[k]);
+			if (j < GE64_COMB_DIGITS)
+				scan(&t[k ^ 1], ge64_comb[j / GE64_COMB_PASSES], GE64_COMB_N, e[j]);
 			ops->p1p1_to_p3(&H, &r);
 		}
 		if (c == 0)
@@ -356,7 +386,7 @@ void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *op
 	sigil_wipe(&r, sizeof r);
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
-	sigil_wipe(&t, sizeof t);
+	sigil_wipe(t, sizeof t);
 }
 
 void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,

@@ -121,6 +121,17 @@ void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, g
  * of RFC 7748 (X25519's public key for a clamped a, where Z - Y != 0).
  * Constant time in a. */
 void ge64_base_mont_u(uint8_t u[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan);
+/* The comb's step with the next scan: h = h + t (madd, then p1p1_to_p3),
+ * tnext = the scan of row (GE64_COMB_N entries) for b, as
+ * ge64_scan_generic; tnext must not be t. The assembly (BMI2, ADX and
+ * AVX2: the scan's vector instructions woven between the multiplications)
+ * gives the same limbs as the C twin; ge64_scalarmult_base_p3 takes it when
+ * ops->madd is ge64_madd_adx and scan is ge64_scan_avx2. Constant time. */
+void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
+                            ge64_precomp *tnext);
+void ge64_madd_scan_adx(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
+                        ge64_precomp *tnext);
+
 /* The end of a scan: t = (p, m, d), or its negation (m, p, -d) = (y - x,
  * y + x, -2dxy) when mneg is all ones (mneg all ones or zero; -d is
  * fe64_sub(0, d)). Constant time. */

@@ -10,7 +10,8 @@
  * X25519 ladder, each with the C twins and with the amd64 assembly forced
  * (Valgrind hides ADX from CPUID, so cpu.c would never choose it; VEX runs
  * MULX/ADCX/ADOX when the host has them), and the comb's table scan, C
- * twin and AVX2 (forced too). Any secret-dependent branch or
+ * twin and AVX2 (forced too; with both the assembly and AVX2 the comb
+ * runs ge64_madd_scan_adx, the next row's scan woven into the step). Any secret-dependent branch or
  * address makes Valgrind exit 99. The results are checked against the
  * radix-2^51 code (what cpu.c chooses under Valgrind). TAP output.
  */

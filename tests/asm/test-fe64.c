@@ -24,6 +24,7 @@
 #include "ref51/ref51.h"
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
+#include "fe64/ge64_table.h"
 
 static uint64_t rng_state;
 
@@ -461,6 +462,52 @@ static void test_ge64_double_scalarmult(void **state)
 	}
 }
 
+/* ge64_madd_scan_adx (the comb's step with the next scan woven in) against
+ * its C twin: h and tnext limb for limb, on random and special points, t
+ * and rows (a row of any 256-bit values: the scan and the negation of xy2d
+ * take any), for every digit b in [-32, 32] in turn. */
+static void test_ge64_madd_scan(void **state)
+{
+	(void)state;
+	require_adx();
+	if (ge64_scan_asm_probe() == NULL)
+		skip(); /* no AVX2 */
+	static ge64_precomp row[GE64_COMB_N];
+	for (int n = 0; n < 4000; n++) {
+		ge64_p3 h1, h2;
+		ge64_precomp t, t1, t2;
+		uint64_t *w[2] = { h1.X.v, t.yplusx.v };
+		size_t len[2] = { sizeof h1 / 8, sizeof t / 8 };
+		for (int k = 0; k < 2; k++)
+			for (size_t i = 0; i < len[k]; i += 4) {
+				if (n < 200)
+					memcpy(&w[k][i], special[rnd() % N_SPECIAL], 32);
+				else
+					rnd_fe64(&w[k][i]);
+			}
+		if (n % 8 == 0)
+			for (int j = 0; j < GE64_COMB_N; j++) {
+				rnd_fe64(row[j].yplusx.v);
+				rnd_fe64(row[j].yminusx.v);
+				if (j % 5 == 0)
+					memcpy(row[j].xy2d.v, special[rnd() % N_SPECIAL], 32);
+				else
+					rnd_fe64(row[j].xy2d.v);
+			}
+		int64_t b = n % (2 * GE64_COMB_N + 1) - GE64_COMB_N;
+		h2 = h1;
+		memset(&t1, 0x55, sizeof t1);
+		memset(&t2, 0xaa, sizeof t2);
+		ge64_madd_scan_generic(&h1, row, &t, b, &t1);
+		ge64_madd_scan_adx(&h2, row, &t, b, &t2);
+		assert_memory_equal(&h1, &h2, sizeof h1);
+		assert_memory_equal(&t1, &t2, sizeof t1);
+		ge64_precomp want;
+		ge64_scan_generic(&want, row, GE64_COMB_N, b);
+		assert_memory_equal(&t1, &want, sizeof want);
+	}
+}
+
 /* u = (Z + Y) / (Z - Y) of P in radix 2^51 (0 for the identity). */
 static void ref_mont_u(uint8_t u[32], const ge_p3 *P)
 {
@@ -668,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_bits),
 		cmocka_unit_test(test_ladders),
 		cmocka_unit_test(test_ge64_routines),
+		cmocka_unit_test(test_ge64_madd_scan),
 		cmocka_unit_test(test_ge64_double_scalarmult),
 		cmocka_unit_test(test_ge64_scalarmult_base),
 		cmocka_unit_test(test_fe64_invert),
