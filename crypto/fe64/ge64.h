@@ -106,13 +106,17 @@ ge64_scan_fn *ge64_scan_asm_probe(void);
 /* h = a B (a[31] <= 127), the point arithmetic done with ops and the row
  * scans with scan: a comb over ge64_comb (ge64_table.h) with signed
  * radix-2^GE64_COMB_W digits, GE64_COMB_DIGITS mixed additions and
- * GE64_COMB_W doublings. Constant time: every entry of a row is read
- * (scan), selections by mask. */
-void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
-                               ge64_scan_fn *scan);
-/* The same comb, h on fe64 (no conversion to radix 2^51). */
+ * (GE64_COMB_PASSES - 1) GE64_COMB_W doublings; with the assembly and the
+ * AVX2 scan, each addition but the last is ge64_madd_scan_adx with the
+ * next row's scan. Constant time: every entry of a row is read (scan),
+ * selections by mask. */
 void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                              ge64_scan_fn *scan);
+/* The same, h converted to radix 2^51 (through bytes): what tests/asm
+ * compares with ref51's points; the library encodes in radix 2^64
+ * (ge64_base_encode, ge64_base_mont_u). */
+void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                               ge64_scan_fn *scan);
 /* s = the encoding of a B (RFC 8032 5.1.2: y with the sign of x in bit
  * 255), in radix 2^64 to the end: the comb, one fe64_invert, two products,
  * fe64_tobytes. Constant time in a (s is the caller's to declassify). */
