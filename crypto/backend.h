@@ -18,7 +18,8 @@
  *
  * The points handed across are ref51's (ref51/ge.h): the common currency
  * of both backends; the protocol files encode, negate and compare them
- * with ref51's operations, which every backend shares.
+ * with ref51's operations, which every backend shares. The fixed base
+ * (keys, signatures' R) hands bytes across instead.
  *
  * Every op takes the table itself first (be), so that a backend finds its
  * own choices in be->impl.
@@ -53,9 +54,15 @@ struct backend {
 	/* out = X25519(k, u), RFC 7748 (k clamped inside), no all-zero
 	 * check. Constant time in k and u. out may overlap k or u. */
 	void (*x25519)(const backend *be, uint8_t out[32], const uint8_t k[32], const uint8_t u[32]);
-	/* h = a B, a[31] <= 127 (any clamped or reduced scalar). Constant
-	 * time in a. */
-	void (*scalarmult_base)(const backend *be, ge_p3 *h, const uint8_t a[32]);
+	/* s = the encoding of a B (RFC 8032 5.1.2), a[31] <= 127 (any
+	 * clamped or reduced scalar). Constant time in a; s is not
+	 * declassified. */
+	void (*base_encode)(const backend *be, uint8_t s[32], const uint8_t a[32]);
+	/* u = the Montgomery u = (1 + y) / (1 - y) of a B (RFC 7748's
+	 * public key), a clamped (so a B has y != 1). Constant time in a; u
+	 * is not declassified. The fixed base ends in an encoding so that a
+	 * backend keeps its own radix to the end. */
+	void (*base_mont_u)(const backend *be, uint8_t u[32], const uint8_t a[32]);
 	/* h = the point s encodes: 0, or -1 (h untouched) when it is not on
 	 * the curve; zip215 = 0 takes ge_frombytes's decisions, 1
 	 * ge_frombytes_zip215's. Public input (verification). */

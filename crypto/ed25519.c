@@ -66,12 +66,9 @@ static void expand_hash(sigil_ed25519_expanded *ek, const uint8_t seed[32])
 /* pk = encoding of [scalar]B. Constant time; the result is public. */
 static void scalar_to_pk(uint8_t pk[32], const uint8_t scalar[32])
 {
-	ge_p3 A;
 	const backend *be = backend_get();
-	be->scalarmult_base(be, &A, scalar);
-	ge_p3_tobytes(pk, &A);
+	be->base_encode(be, pk, scalar);
 	CT_DECLASSIFY(pk, 32);
-	sigil_wipe(&A, sizeof A);
 }
 
 SIGIL_EXPORT void sigil_ed25519_expand(sigil_ed25519_expanded *ek, const uint8_t seed[32])
@@ -106,7 +103,6 @@ static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t m
 {
 	sigil_sha512_ctx c;
 	uint8_t h[64], r[32], k[32], R[32], S[32];
-	ge_p3 Rp;
 	const backend *be = backend_get();
 
 	sigil_sha512_init(&c);
@@ -116,8 +112,7 @@ static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t m
 	sigil_sha512_final(&c, h);
 	sc_reduce(r, h); /* the nonce: secret */
 
-	be->scalarmult_base(be, &Rp, r);
-	ge_p3_tobytes(R, &Rp);
+	be->base_encode(be, R, r);
 	CT_DECLASSIFY(R, 32); /* R is half of the signature: public */
 
 	sigil_sha512_init(&c);
@@ -138,7 +133,6 @@ static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t m
 	sigil_wipe(h, sizeof h);
 	sigil_wipe(r, sizeof r);
 	sigil_wipe(k, sizeof k);
-	sigil_wipe(&Rp, sizeof Rp);
 }
 
 /* An expanded key from sk = seed || pk, trusting the pk half (crypto.h). */

@@ -4,7 +4,8 @@
  * GF(2^255 - 19), and the public key through the Edwards fixed base.
  *
  * The ladder and the fixed base are the backend's (backend.h: cpu.c's
- * choice); the conversion to u and the all-zero check are here.
+ * choice), the public key's u included; the clamping and the all-zero
+ * check are here.
  *
  * Timing: constant time in the scalar (the ladder walks all 255 bits; a bit
  * only drives fe_cswap masks) and in u. The all-zero check ORs every output
@@ -18,8 +19,6 @@
 
 #include "backend.h"
 #include "ct.h"
-#include "ref51/fe.h"
-#include "ref51/ge.h"
 
 /* The ladder of the backend cpu.c chose. */
 SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32])
@@ -38,16 +37,13 @@ SIGIL_EXPORT int sigil_x25519(uint8_t out[32], const uint8_t scalar[32], const u
 	return -(int)is_zero;
 }
 
-/* pk = u([a] 9) for the clamped a, computed on the Edwards curve:
- * [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z - Y).
- * Constant time (the backend's fixed base, fe_invert_safegcd). The
- * clamped a is never 0 mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
+/* pk = u([a] 9) for the clamped a, computed on the Edwards curve by the
+ * backend: [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z -
+ * Y). Constant time (the backend's fixed base and inversion). The clamped
+ * a is never 0 mod L (2^254 <= a < 8L and 8 | a), so Z - Y != 0. */
 SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32])
 {
 	uint8_t k[32];
-	ge_p3 A;
-	fe n, dd;
-	fe_loose l;
 
 	const backend *be = backend_get();
 	memcpy(k, scalar, 32);
@@ -55,19 +51,8 @@ SIGIL_EXPORT void sigil_x25519_public(uint8_t pk[32], const uint8_t scalar[32])
 	k[31] &= 127;
 	k[31] |= 64;
 
-	be->scalarmult_base(be, &A, k);
-	fe_add(&l, &A.Z, &A.Y);
-	fe_carry(&n, &l);     /* Z + Y */
-	fe_sub(&l, &A.Z, &A.Y);
-	fe_carry(&dd, &l);    /* Z - Y */
-	fe_invert_safegcd(&dd, &dd);
-	fe_mul_ttt(&n, &n, &dd);
-	fe_tobytes(pk, &n);
+	be->base_mont_u(be, pk, k);
 	CT_DECLASSIFY(pk, 32);
 
 	sigil_wipe(k, sizeof k);
-	sigil_wipe(&A, sizeof A);
-	sigil_wipe(&n, sizeof n);
-	sigil_wipe(&dd, sizeof dd);
-	sigil_wipe(&l, sizeof l);
 }

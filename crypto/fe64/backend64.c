@@ -137,10 +137,18 @@ static void b64_x25519(const backend *be, uint8_t out[32], const uint8_t k[32], 
 	x25519_ladder64(out, k, u, b64_impl(be)->fe);
 }
 
-static void b64_scalarmult_base(const backend *be, ge_p3 *h, const uint8_t a[32])
+/* The fixed base on fe64 to the end (comb, inversion, encoding): no
+ * conversion to radix 2^51. */
+static void b64_base_encode(const backend *be, uint8_t s[32], const uint8_t a[32])
 {
 	const fe64_impl *im = b64_impl(be);
-	ge64_scalarmult_base_scan(h, a, im->ge, im->scan);
+	ge64_base_encode(s, a, im->ge, im->scan);
+}
+
+static void b64_base_mont_u(const backend *be, uint8_t u[32], const uint8_t a[32])
+{
+	const fe64_impl *im = b64_impl(be);
+	ge64_base_mont_u(u, a, im->ge, im->scan);
 }
 
 /* The ZIP215 decoding of msm.c for one point; STRICT (ge_frombytes) also
@@ -235,7 +243,8 @@ const backend backend_fe64 = {
 	.name = NULL, /* cpu.c's copy: its impl's fe->name */
 	.impl = NULL,
 	.x25519 = b64_x25519,
-	.scalarmult_base = b64_scalarmult_base,
+	.base_encode = b64_base_encode,
+	.base_mont_u = b64_base_mont_u,
 	.frombytes_vartime = b64_frombytes_vartime,
 	.double_scalarmult_vartime = b64_double_scalarmult_vartime,
 	.batch_vartime = b64_batch_vartime,

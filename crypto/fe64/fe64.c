@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fe64.c - the portable C twins of the fe64 assembly (mul, sq) and the
- * fe64 operations that have no assembly (codecs, the (p - 5) / 8 power). Contracts and
+ * fe64 operations that have no assembly (codecs, the (p - 5) / 8 power,
+ * the inversion on ref51/fe_inv.c's binary GCD). Contracts and
  * representation: fe64.h. The method of mul and sq is the one of
  * crypto/asm/gen/gen_fe64_amd64.py, step for step, so that both give the
  * same limbs (tests/asm compares them).
@@ -14,6 +15,7 @@
 
 #include "ct.h"
 #include "fe64/fe64.h"
+#include "ref51/fe.h"
 
 typedef fe64_u128 u128;
 
@@ -298,7 +300,7 @@ void fe64_frombytes(fe64 *h, const uint8_t s[32])
 /* v < 2^256. First v = (v mod 2^255) + 19 (v >> 255) < 2^255 + 19 < 2p.
  * Then v >= p iff v + 19 >= 2^255; in that case the answer is v + 19 -
  * 2^255 = v - p, taken by mask. */
-void fe64_tobytes(uint8_t s[32], const fe64 *h)
+void fe64_canonical(fe64 *r, const fe64 *h)
 {
 	uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
 	uint64_t top = v3 >> 63;
@@ -321,14 +323,27 @@ void fe64_tobytes(uint8_t s[32], const fe64 *h)
 	uint64_t ge = ct_mask_u64(w3 >> 63); /* all ones iff v >= p */
 	w3 &= 0x7fffffffffffffff;
 
-	uint64_t r[4];
-	r[0] = ct_select_u64(ge, w0, v0);
-	r[1] = ct_select_u64(ge, w1, v1);
-	r[2] = ct_select_u64(ge, w2, v2);
-	r[3] = ct_select_u64(ge, w3, v3);
+	r->v[0] = ct_select_u64(ge, w0, v0);
+	r->v[1] = ct_select_u64(ge, w1, v1);
+	r->v[2] = ct_select_u64(ge, w2, v2);
+	r->v[3] = ct_select_u64(ge, w3, v3);
+}
+
+void fe64_tobytes(uint8_t s[32], const fe64 *h)
+{
+	fe64 r;
+	fe64_canonical(&r, h);
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 8; j++)
-			s[8 * i + j] = (uint8_t)(r[i] >> (8 * j));
+			s[8 * i + j] = (uint8_t)(r.v[i] >> (8 * j));
+}
+
+void fe64_invert(fe64 *h, const fe64 *f)
+{
+	fe64 x;
+	fe64_canonical(&x, f);
+	fe_invert_safegcd_u64(h->v, x.v);
+	sigil_wipe(&x, sizeof x);
 }
 
 /* h = f^(2^n), n >= 1 a constant of the caller. */

@@ -217,6 +217,12 @@ static inline void fe64_cswap(fe64 *f, fe64 *g, uint64_t mask)
 void fe64_frombytes(fe64 *h, const uint8_t s[32]);
 /* s = h mod p, canonical, little-endian. */
 void fe64_tobytes(uint8_t s[32], const fe64 *h);
+/* r = h mod p, canonical (r < p). r may alias h. */
+void fe64_canonical(fe64 *r, const fe64 *h);
+/* h = 1/f mod p (0 maps to 0): ref51/fe_inv.c's binary GCD on the
+ * canonical words (fe_invert_safegcd_u64), no radix change. h may alias
+ * f. Constant time. */
+void fe64_invert(fe64 *h, const fe64 *f);
 /* h = f^((p-5)/8) = f^(2^252 - 3), with ops's mul, sq and sq_n. */
 void fe64_pow22523(fe64 *h, const fe64 *f, const fe64_ops *ops);
 

@@ -317,14 +317,36 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
  * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
  * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
  * rows). */
-void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
-                               ge64_scan_fn *scan)
+/* Builds without the amd64 assembly define none of these: weak references
+ * (null there), compared with only; ge64_madd_scan_adx is called only when
+ * the other two are what ops and scan hold, which such builds never have. */
+#pragma weak ge64_madd_adx
+#pragma weak ge64_scan_avx2
+#pragma weak ge64_madd_scan_adx
+
+_Static_assert(GE64_COMB_N == 32, "ge64_madd_scan_adx scans rows of 32 entries");
+
+void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
+                            ge64_precomp *tnext)
+{
+	ge64_p1p1 r;
+	ge64_madd_generic(&r, h, t);
+	ge64_scan_generic(tnext, row, GE64_COMB_N, b);
+	ge64_p1p1_to_p3_generic(h, &r);
+	sigil_wipe(&r, sizeof r);
+}
+
+void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                             ge64_scan_fn *scan)
 {
 	signed char e[GE64_COMB_DIGITS];
 	ge64_p1p1 r;
 	ge64_p2 s;
 	ge64_p3 H;
-	ge64_precomp t;
+	ge64_precomp t[2];
+	/* the assembly's step with the next row's scan woven in, when ops and
+	 * scan are the assembly's (a public choice of cpu.c) */
+	int woven = ge64_madd_adx != NULL && ops->madd == ge64_madd_adx && scan == ge64_scan_avx2;
 
 	ge64_comb_digits(e, a);
 
@@ -332,9 +354,17 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 	H.Y.v[0] = 1;
 	H.Z.v[0] = 1;
 	for (int c = GE64_COMB_PASSES - 1; c >= 0; c--) {
-		for (int i = c; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES) {
-			scan(&t, ge64_comb[i / GE64_COMB_PASSES], GE64_COMB_N, e[i]);
-			ops->madd(&r, &H, &t);
+		scan(&t[0], ge64_comb[c / GE64_COMB_PASSES], GE64_COMB_N, e[c]);
+		for (int i = c, k = 0; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES, k ^= 1) {
+			int j = i + GE64_COMB_PASSES; /* the next digit of the pass */
+			if (woven && j < GE64_COMB_DIGITS) {
+				ge64_madd_scan_adx(&H, ge64_comb[j / GE64_COMB_PASSES], &t[k], e[j],
+				                   &t[k ^ 1]);
+				continue;
+			}
+			ops->madd(&r, &H, &t[k]);
+			if (j < GE64_COMB_DIGITS)
+				scan(&t[k ^ 1], ge64_comb[j / GE64_COMB_PASSES], GE64_COMB_N, e[j]);
 			ops->p1p1_to_p3(&H, &r);
 		}
 		if (c == 0)
@@ -350,15 +380,59 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 		ops->p2_dbl(&r, &s);
 		ops->p1p1_to_p3(&H, &r);
 	}
-
-	fe64_to_fe(&h->X, &H.X);
-	fe64_to_fe(&h->Y, &H.Y);
-	fe64_to_fe(&h->Z, &H.Z);
-	fe64_to_fe(&h->T, &H.T);
+	*h = H;
 
 	sigil_wipe(e, sizeof e);
 	sigil_wipe(&r, sizeof r);
 	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
-	sigil_wipe(&t, sizeof t);
+	sigil_wipe(t, sizeof t);
+}
+
+void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                               ge64_scan_fn *scan)
+{
+	ge64_p3 H;
+	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	fe64_to_fe(&h->X, &H.X);
+	fe64_to_fe(&h->Y, &H.Y);
+	fe64_to_fe(&h->Z, &H.Z);
+	fe64_to_fe(&h->T, &H.T);
+	sigil_wipe(&H, sizeof H);
+}
+
+void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan)
+{
+	ge64_p3 H;
+	fe64 zi, x, y;
+
+	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	fe64_invert(&zi, &H.Z);
+	ops->fe->mul(x.v, H.X.v, zi.v);
+	ops->fe->mul(y.v, H.Y.v, zi.v);
+	fe64_canonical(&x, &x);
+	fe64_tobytes(s, &y); /* y < p < 2^255: bit 255 is free */
+	s[31] |= (uint8_t)((x.v[0] & 1) << 7);
+
+	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&zi, sizeof zi);
+	sigil_wipe(&x, sizeof x);
+	sigil_wipe(&y, sizeof y);
+}
+
+void ge64_base_mont_u(uint8_t u[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan)
+{
+	ge64_p3 H;
+	fe64 n, dd;
+
+	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	fe64_add(&n, &H.Z, &H.Y); /* Z + Y */
+	fe64_sub(&dd, &H.Z, &H.Y); /* Z - Y */
+	fe64_invert(&dd, &dd);
+	ops->fe->mul(n.v, n.v, dd.v);
+	fe64_tobytes(u, &n);
+
+	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&n, sizeof n);
+	sigil_wipe(&dd, sizeof dd);
 }

@@ -106,10 +106,36 @@ ge64_scan_fn *ge64_scan_asm_probe(void);
 /* h = a B (a[31] <= 127), the point arithmetic done with ops and the row
  * scans with scan: a comb over ge64_comb (ge64_table.h) with signed
  * radix-2^GE64_COMB_W digits, GE64_COMB_DIGITS mixed additions and
- * GE64_COMB_W doublings. Constant time: every entry of a row is read
- * (scan), selections by mask. */
+ * (GE64_COMB_PASSES - 1) GE64_COMB_W doublings; with the assembly and the
+ * AVX2 scan, each addition but the last is ge64_madd_scan_adx with the
+ * next row's scan. Constant time: every entry of a row is read (scan),
+ * selections by mask. */
+void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                             ge64_scan_fn *scan);
+/* The same, h converted to radix 2^51 (through bytes): what tests/asm
+ * compares with ref51's points; the library encodes in radix 2^64
+ * (ge64_base_encode, ge64_base_mont_u). */
 void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                                ge64_scan_fn *scan);
+/* s = the encoding of a B (RFC 8032 5.1.2: y with the sign of x in bit
+ * 255), in radix 2^64 to the end: the comb, one fe64_invert, two products,
+ * fe64_tobytes. Constant time in a (s is the caller's to declassify). */
+void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan);
+/* u = (Z + Y) / (Z - Y) of a B, canonical little-endian: the Montgomery u
+ * of RFC 7748 (X25519's public key for a clamped a, where Z - Y != 0).
+ * Constant time in a. */
+void ge64_base_mont_u(uint8_t u[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan);
+/* The comb's step with the next scan: h = h + t (madd, then p1p1_to_p3),
+ * tnext = the scan of row (GE64_COMB_N entries) for b, as
+ * ge64_scan_generic; tnext must not be t. The assembly (BMI2, ADX and
+ * AVX2: the scan's vector instructions woven between the multiplications)
+ * gives the same limbs as the C twin; ge64_scalarmult_base_p3 takes it when
+ * ops->madd is ge64_madd_adx and scan is ge64_scan_avx2. Constant time. */
+void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
+                            ge64_precomp *tnext);
+void ge64_madd_scan_adx(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
+                        ge64_precomp *tnext);
+
 /* The end of a scan: t = (p, m, d), or its negation (m, p, -d) = (y - x,
  * y + x, -2dxy) when mneg is all ones (mneg all ones or zero; -d is
  * fe64_sub(0, d)). Constant time. */

@@ -110,10 +110,36 @@ static void ref51_x25519(const backend *be, uint8_t out[32], const uint8_t k[32]
 	x25519_ladder51(out, k, u);
 }
 
-static void ref51_scalarmult_base(const backend *be, ge_p3 *h, const uint8_t a[32])
+static void ref51_base_encode(const backend *be, uint8_t s[32], const uint8_t a[32])
 {
+	ge_p3 A;
 	(void)be;
-	ge_scalarmult_base(h, a);
+	ge_scalarmult_base(&A, a);
+	ge_p3_tobytes(s, &A);
+	sigil_wipe(&A, sizeof A);
+}
+
+/* [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z - Y). */
+static void ref51_base_mont_u(const backend *be, uint8_t u[32], const uint8_t a[32])
+{
+	ge_p3 A;
+	fe n, dd;
+	fe_loose l;
+
+	(void)be;
+	ge_scalarmult_base(&A, a);
+	fe_add(&l, &A.Z, &A.Y);
+	fe_carry(&n, &l);     /* Z + Y */
+	fe_sub(&l, &A.Z, &A.Y);
+	fe_carry(&dd, &l);    /* Z - Y */
+	fe_invert_safegcd(&dd, &dd);
+	fe_mul_ttt(&n, &n, &dd);
+	fe_tobytes(u, &n);
+
+	sigil_wipe(&A, sizeof A);
+	sigil_wipe(&n, sizeof n);
+	sigil_wipe(&dd, sizeof dd);
+	sigil_wipe(&l, sizeof l);
 }
 
 static int ref51_frombytes_vartime(const backend *be, ge_p3 *h, const uint8_t s[32], int zip215)
@@ -171,7 +197,8 @@ const backend backend_ref51 = {
 	.name = "generic",
 	.impl = NULL,
 	.x25519 = ref51_x25519,
-	.scalarmult_base = ref51_scalarmult_base,
+	.base_encode = ref51_base_encode,
+	.base_mont_u = ref51_base_mont_u,
 	.frombytes_vartime = ref51_frombytes_vartime,
 	.double_scalarmult_vartime = ref51_double_scalarmult_vartime,
 	.batch_vartime = ref51_batch_vartime,

@@ -121,6 +121,11 @@ extern const fe fe_sqrtm1;
  * output tight (limb 0 < 2^51 + 19 * 2^5, others < 2^51); aliasing
  * allowed. */
 void fe_invert_safegcd(fe *h, const fe *f);
+/* The same inversion in radix 2^64 (for crypto/fe64, which stays in that
+ * radix to the end): x[0..3] little-endian words of a canonical value
+ * (0 <= x < p); h = 1/x mod p (0 maps to 0) as four words, below 2^255 +
+ * 19 * 2^5 (not canonical). h may alias x. Constant time. */
+void fe_invert_safegcd_u64(uint64_t h[4], const uint64_t x[4]);
 /* h = f^((p-5)/8) = f^(2^252 - 3). */
 void fe_pow22523(fe *h, const fe *f);
 /* edwards25519 SqrtRatio: if u/v is a square, r = the non-negative square

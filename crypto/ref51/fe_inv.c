@@ -11,12 +11,12 @@
  * d x = f, e x = g mod p), each a signed integer in five limbs of 62 bits
  * (limbs 0..3 in [0, 2^62), limb 4 signed). Start f = p, g = x mod p,
  * d = 0, e = 1, eta = 1 (eta = 2 delta, delta = 1/2). Then 10 rounds, each
- * of 62 divsteps worked out on the low 64 bits of f and g alone
- * (divsteps_62, which returns the 2x2 transition matrix scaled by 2^62),
- * then applied to the full f, g, d, e (update_fg, update_de). 620 >= 590
- * steps: for inputs below 2^256 the half-delta divstep reaches g = 0 within
- * 590 steps (the bound established for this variant by P. Wuille's
- * analysis, used by libsecp256k1). Then f = +-1 (or f = p when x = 0) and
+ * of 59 divsteps worked out on the low 64 bits of f and g alone
+ * (divsteps_59, which returns the 2x2 transition matrix scaled by 2^62),
+ * then applied to the full f, g, d, e (update_fg, update_de). 590 steps:
+ * for inputs below 2^256 the half-delta divstep reaches g = 0 within 590
+ * steps (the bound established for this variant by P. Wuille's analysis;
+ * libsecp256k1's constant-time inversion also runs 10 x 59). Then f = +-1 (or f = p when x = 0) and
  * x^-1 = d f.
  *
  * One divstep, on (eta, f, g) with f odd:
@@ -59,38 +59,107 @@ static const s62 s62_p = { { (int64_t)(M62 - 18), (int64_t)M62, (int64_t)M62, (i
 /* 19^-1 mod 2^64 (19 * INV19 = 1 mod 2^64). */
 #define INV19 ((uint64_t)0x86bca1af286bca1b)
 
-/* 62 divsteps on the low 64 bits of f and g (f odd); t = (u, v, q, r).
- * Returns the new eta. Bit 0 of g at step i depends only on the low i + 1
- * bits of the starting f and g, so 64 bits carry 62 steps. */
-static int64_t divsteps_62(int64_t eta, uint64_t f, uint64_t g, int64_t t[4])
+/* n <= 19 divsteps on the low n bits of f and g, each packed in one word
+ * with its row of the batch's transition matrix, so that one addition or
+ * shift moves the value and both coefficients (the packing of s2n-bignum's
+ * inversion, here with coefficients scaled to stay integers):
+ *   F = f' + 2^(n+1) (U + 2^(n+2) V),  G = g' + 2^(n+1) (Q + 2^(n+2) R),
+ * where after i steps f', g' are the step's f, g mod 2^(n-i) (as integers
+ * of magnitude below 2^n: halving and adding such values stays below) and
+ * (U, V; Q, R) is 2^(n-i) times divsteps_59's matrix of the i steps. The
+ * halving of g halves Q and R exactly (both are multiples of 2^(n-i) >= 2
+ * then), so the whole word G is shifted; |U| + |V|, |Q| + |R| <= 2^n, and
+ * 2^(n+1) before a halving: every word stays below 2^(3n+5) <= 2^62.
+ * At the end (U, V; Q, R) is the matrix of the n steps scaled by 2^n:
+ * unpacked with the bias 2^n that makes f' + 2^n fit n + 1 bits, and the
+ * middle field sign-extended from n + 2 bits. Constant time (masks,
+ * shifts by the public n). */
+static inline __attribute__((always_inline)) uint64_t divsteps_packed(uint64_t zeta, uint64_t f,
+                                                                      uint64_t g, int n,
+                                                                      int64_t m[4])
 {
-	uint64_t u = 1, v = 0, q = 0, r = 1;
-	for (int i = 0; i < 62; i++) {
-		/* c1: eta > 0; c2: g odd; s: both (the swapping case) */
-		uint64_t c1 = (uint64_t)((0 - eta) >> 63);
-		uint64_t c2 = ct_mask_u64(g & 1);
-		/* if g odd: g += -f or f (by c1), (q, r) += -(u, v) or (u, v) */
-		uint64_t nf = (f ^ c1) - c1, nu = (u ^ c1) - c1, nv = (v ^ c1) - c1;
-		g += nf & c2;
-		q += nu & c2;
-		r += nv & c2;
-		/* if s: f += g - f = the old g, (u, v) += (q - u, r - v) = the
-		 * old (q, r), eta = -eta; then eta += 2 in every case */
+	const int a = n + 1, w = n + 2;
+	const uint64_t low = ((uint64_t)1 << n) - 1;
+	uint64_t F = (f & low) + ((uint64_t)1 << (n + a));     /* U = 2^n */
+	uint64_t G = (g & low) + ((uint64_t)1 << (n + a + w)); /* R = 2^n */
+	uint64_t c2 = ct_mask_u64(G & 1);
+	for (int i = 0; i < n; i++) {
+		/* the step of divsteps_59's comment on whole words, with zeta
+		 * = -(eta + 1) / 2: c1 = (eta > 0) = (zeta < 0), c2 = (g
+		 * odd), s = c1 c2; g += (c1 ? -f : f) if c2, written
+		 * (g - s) + ((f & c2) ^ s); f = the old g if s; eta = (s ?
+		 * -eta : eta) + 2, that is zeta = (s ? -zeta - 2 : zeta - 1);
+		 * g /= 2. c2 for the next step is bit 1 of the sum, taken
+		 * beside the halving (one shift shorter on the chain from g
+		 * to g, which bounds the speed). */
+		uint64_t c1 = (uint64_t)((int64_t)zeta >> 63);
 		uint64_t s = c1 & c2;
-		f += g & s;
-		u += q & s;
-		v += r & s;
-		eta = (int64_t)(((uint64_t)eta ^ s) - s) + 2;
-		/* g /= 2 (even now), (u, v) *= 2 */
-		g >>= 1;
-		u <<= 1;
-		v <<= 1;
+		uint64_t Gn = (G - s) + ((F & c2) ^ s);
+		F ^= (F ^ G) & s;
+		zeta = (zeta ^ s) - 1;
+		G = (uint64_t)((int64_t)Gn >> 1);
+		c2 = (uint64_t)((int64_t)ct_barrier_u64(Gn << 62) >> 63);
 	}
-	t[0] = (int64_t)u;
-	t[1] = (int64_t)v;
-	t[2] = (int64_t)q;
-	t[3] = (int64_t)r;
-	return eta;
+	uint64_t bias = (uint64_t)1 << n;
+	int64_t rf = (int64_t)(F + bias) >> a, rg = (int64_t)(G + bias) >> a;
+	m[0] = (int64_t)((uint64_t)rf << (64 - w)) >> (64 - w);
+	m[1] = (rf - m[0]) >> w;
+	m[2] = (int64_t)((uint64_t)rg << (64 - w)) >> (64 - w);
+	m[3] = (rg - m[2]) >> w;
+	return zeta;
+}
+
+/* t = (u, v; q, r) <- m t (2x2 matrices). */
+static inline void mat_mul(int64_t t[4], const int64_t m[4])
+{
+	int64_t u = t[0], v = t[1], q = t[2], r = t[3];
+	t[0] = m[0] * u + m[1] * q;
+	t[1] = m[0] * v + m[1] * r;
+	t[2] = m[2] * u + m[3] * q;
+	t[3] = m[2] * v + m[3] * r;
+}
+
+/* One batch of n steps after the first k: f, g from the matrix t so far. */
+static inline __attribute__((always_inline)) uint64_t divsteps_batch(uint64_t zeta, uint64_t f0,
+                                                                     uint64_t g0, int k, int n,
+                                                                     int64_t t[4])
+{
+	int64_t m[4];
+	uint64_t f = (f0 * (uint64_t)t[0] + g0 * (uint64_t)t[1]) >> k;
+	uint64_t g = (f0 * (uint64_t)t[2] + g0 * (uint64_t)t[3]) >> k;
+	zeta = divsteps_packed(zeta, f, g, n, m);
+	mat_mul(t, m);
+	return zeta;
+}
+
+/* 59 divsteps on the low 64 bits of f and g (f odd), as four packed
+ * batches (15, 15, 15, 14 steps: divsteps_packed), the low bits of f and g
+ * for the next batch from the matrix so far ((u f + v g) / 2^k, whose low
+ * 64 - k >= 49 bits are exact). t = 8 (u, v, q, r): the matrix scaled by
+ * 2^62, as update_fg and update_de divide (u f + v g is a multiple of
+ * 2^59, so 8 (u f + v g) / 2^62 is the 59-step value). Returns the new
+ * zeta = -(eta + 1) / 2. Bit 0 of g at step i depends only on the low
+ * i + 1 bits of the starting f and g.
+ *
+ * One divstep, on (eta, f, g) with the matrix (u v; q r) of the steps so
+ * far (2^i (f_i, g_i) = (u f + v g, q f + r g)):
+ *   c1: eta > 0; c2: g odd; s: both (the swapping case)
+ *   if g odd: g += -f or f (by c1), (q, r) += -(u, v) or (u, v)
+ *   if s: f += g - f = the old g, (u, v) = the old (q, r), eta = -eta
+ *   eta += 2; g /= 2 (even now), (u, v) *= 2
+ * (divsteps_packed halves Q and R instead of doubling U and V). */
+static uint64_t divsteps_59(uint64_t zeta, uint64_t f, uint64_t g, int64_t t[4])
+{
+	int64_t m[4];
+	zeta = divsteps_packed(zeta, f, g, 15, m);
+	memcpy(t, m, sizeof m);
+	zeta = divsteps_batch(zeta, f, g, 15, 15, t);
+	zeta = divsteps_batch(zeta, f, g, 30, 15, t);
+	zeta = divsteps_batch(zeta, f, g, 45, 14, t);
+	for (int i = 0; i < 4; i++)
+		t[i] *= 8;
+	sigil_wipe(m, sizeof m);
+	return zeta;
 }
 
 /* (f, g) <- ((u f + v g) / 2^62, (q f + r g) / 2^62), divisions exact. */
@@ -137,14 +206,9 @@ static void update_de(s62 *d, s62 *e, const int64_t t[4])
 	e->v[4] = (int64_t)ce;
 }
 
-static void s62_from_bytes(s62 *r, const uint8_t s[32])
+/* r = the integer w[0..3] (radix 2^64, below 2^256) in radix 2^62. */
+static void s62_from_words(s62 *r, const uint64_t w[4])
 {
-	uint64_t w[4];
-	for (int i = 0; i < 4; i++) {
-		w[i] = 0;
-		for (int j = 7; j >= 0; j--)
-			w[i] = (w[i] << 8) | s[8 * i + j];
-	}
 	r->v[0] = (int64_t)(w[0] & M62);
 	r->v[1] = (int64_t)(((w[0] >> 62) | (w[1] << 2)) & M62);
 	r->v[2] = (int64_t)(((w[1] >> 60) | (w[2] << 4)) & M62);
@@ -152,22 +216,22 @@ static void s62_from_bytes(s62 *r, const uint8_t s[32])
 	r->v[4] = (int64_t)(w[3] >> 56);
 }
 
-void fe_invert_safegcd(fe *h, const fe *z)
+/* x^-1 = w + 2^255 top (mod p) for 0 <= x < p (x = 0 gives 0), with
+ * w[3] < 2^63 and top < 2^5. */
+static void safegcd_core(uint64_t w[4], uint64_t *top, const uint64_t x[4])
 {
-	uint8_t s[32];
 	s62 f = s62_p, g, d, e;
 	int64_t t[4];
-	int64_t eta = 1;
+	uint64_t zeta = (uint64_t)-1; /* -(eta + 1) / 2, eta = 1 */
 
-	fe_tobytes(s, z); /* x mod p, canonical: 0 <= g < p */
-	s62_from_bytes(&g, s);
+	s62_from_words(&g, x);
 	memset(&d, 0, sizeof d);
 	memset(&e, 0, sizeof e);
 	e.v[0] = 1;
 
 	for (int i = 0; i < 10; i++) {
-		eta = divsteps_62(eta, (uint64_t)f.v[0] | ((uint64_t)f.v[1] << 62),
-		                  (uint64_t)g.v[0] | ((uint64_t)g.v[1] << 62), t);
+		zeta = divsteps_59(zeta, (uint64_t)f.v[0] | ((uint64_t)f.v[1] << 62),
+		                   (uint64_t)g.v[0] | ((uint64_t)g.v[1] << 62), t);
 		update_fg(&f, &g, t);
 		update_de(&d, &e, t);
 	}
@@ -183,34 +247,70 @@ void fe_invert_safegcd(fe *h, const fe *z)
 		c >>= 62;
 	}
 
-	/* d as 4 x 64 bits plus w4 on top, then d mod 2^255 + 19 (d >> 255)
-	 * in radix 2^51 (tight: limb 0 < 2^51 + 19 * 2^5) */
+	/* d as 4 x 64 bits plus w4 on top; top = d >> 255 < 2^5 */
 	u128 acc = (u128)(uint64_t)d.v[0] | ((u128)(uint64_t)d.v[1] << 62);
-	uint64_t w0 = (uint64_t)acc;
+	w[0] = (uint64_t)acc;
 	acc >>= 64;
 	acc |= (u128)(uint64_t)d.v[2] << 60;
-	uint64_t w1 = (uint64_t)acc;
+	w[1] = (uint64_t)acc;
 	acc >>= 64;
 	acc |= (u128)(uint64_t)d.v[3] << 58;
-	uint64_t w2 = (uint64_t)acc;
+	w[2] = (uint64_t)acc;
 	acc >>= 64;
 	acc |= (u128)(uint64_t)d.v[4] << 56;
-	uint64_t w3 = (uint64_t)acc;
+	w[3] = (uint64_t)acc;
 	uint64_t w4 = (uint64_t)(acc >> 64);
-	uint64_t top = (w3 >> 63) | (w4 << 1); /* d >> 255 < 2^5 */
-	w3 &= UINT64_MAX >> 1;
+	*top = (w[3] >> 63) | (w4 << 1);
+	w[3] &= UINT64_MAX >> 1;
 
-	h->v[0] = (w0 & FE_MASK51) + 19 * top;
-	h->v[1] = ((w0 >> 51) | (w1 << 13)) & FE_MASK51;
-	h->v[2] = ((w1 >> 38) | (w2 << 26)) & FE_MASK51;
-	h->v[3] = ((w2 >> 25) | (w3 << 39)) & FE_MASK51;
-	h->v[4] = (w3 >> 12) & FE_MASK51;
-
-	sigil_wipe(s, sizeof s);
 	sigil_wipe(&f, sizeof f);
 	sigil_wipe(&g, sizeof g);
 	sigil_wipe(&d, sizeof d);
 	sigil_wipe(&e, sizeof e);
 	sigil_wipe(t, sizeof t);
 	sigil_wipe(&acc, sizeof acc);
+	sigil_wipe(&c, sizeof c);
+}
+
+void fe_invert_safegcd(fe *h, const fe *z)
+{
+	uint8_t s[32];
+	uint64_t x[4], w[4], top;
+
+	fe_tobytes(s, z); /* x mod p, canonical: 0 <= x < p */
+	for (int i = 0; i < 4; i++) {
+		x[i] = 0;
+		for (int j = 7; j >= 0; j--)
+			x[i] = (x[i] << 8) | s[8 * i + j];
+	}
+	safegcd_core(w, &top, x);
+
+	/* w + 19 top in radix 2^51 (tight: limb 0 < 2^51 + 19 * 2^5) */
+	h->v[0] = (w[0] & FE_MASK51) + 19 * top;
+	h->v[1] = ((w[0] >> 51) | (w[1] << 13)) & FE_MASK51;
+	h->v[2] = ((w[1] >> 38) | (w[2] << 26)) & FE_MASK51;
+	h->v[3] = ((w[2] >> 25) | (w[3] << 39)) & FE_MASK51;
+	h->v[4] = (w[3] >> 12) & FE_MASK51;
+
+	sigil_wipe(s, sizeof s);
+	sigil_wipe(x, sizeof x);
+	sigil_wipe(w, sizeof w);
+	sigil_wipe(&top, sizeof top);
+}
+
+void fe_invert_safegcd_u64(uint64_t h[4], const uint64_t x[4])
+{
+	uint64_t w[4], top;
+	safegcd_core(w, &top, x);
+	/* w + 19 top < 2^255 + 19 * 2^5 < 2^256: the carry stops in w[3] */
+	u128 c = (u128)w[0] + 19 * top;
+	h[0] = (uint64_t)c;
+	c = (c >> 64) + w[1];
+	h[1] = (uint64_t)c;
+	c = (c >> 64) + w[2];
+	h[2] = (uint64_t)c;
+	h[3] = w[3] + (uint64_t)(c >> 64);
+	sigil_wipe(w, sizeof w);
+	sigil_wipe(&top, sizeof top);
+	sigil_wipe(&c, sizeof c);
 }

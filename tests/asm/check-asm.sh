@@ -14,6 +14,7 @@ python=$1 gen=$2 asm=$3 objdump=$4 archive=$5
 funcs="fe64_mul_adx fe64_sq_adx fe64_sq_n_adx fe64_ladder_step_adx fe64_ladder_bits_adx"
 funcs="$funcs ge64_p1p1_to_p2_adx ge64_p1p1_to_p3_adx"
 funcs="$funcs ge64_p2_dbl_adx ge64_madd_adx ge64_msub_adx ge64_add_adx ge64_sub_adx"
+funcs="$funcs ge64_madd_scan_adx"
 echo "1..4"
 
 if "$python" "$gen" --check "$asm"; then

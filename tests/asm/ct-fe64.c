@@ -4,11 +4,14 @@
  * Valgrind Memcheck in a -Dct_validation=true build, with the secrets
  * marked undefined (CT_SECRET), the fixed-base multiplication on fe64
  * points (ge64_scalarmult_base: recoding, table selection, point
- * routines, then ge_p3_tobytes with its binary-GCD inversion) and the fe64
+ * routines, then ge_p3_tobytes with its binary-GCD inversion; and
+ * ge64_base_encode / ge64_base_mont_u, which stay in radix 2^64 to the
+ * bytes) and the fe64
  * X25519 ladder, each with the C twins and with the amd64 assembly forced
  * (Valgrind hides ADX from CPUID, so cpu.c would never choose it; VEX runs
  * MULX/ADCX/ADOX when the host has them), and the comb's table scan, C
- * twin and AVX2 (forced too). Any secret-dependent branch or
+ * twin and AVX2 (forced too; with both the assembly and AVX2 the comb
+ * runs ge64_madd_scan_adx, the next row's scan woven into the step). Any secret-dependent branch or
  * address makes Valgrind exit 99. The results are checked against the
  * radix-2^51 code (what cpu.c chooses under Valgrind). TAP output.
  */
@@ -18,6 +21,7 @@
 
 #include <sigil/crypto.h>
 
+#include "backend.h"
 #include "ct.h"
 #include "fe64/fe64.h"
 #include "ref51/ge.h"
@@ -65,6 +69,35 @@ static int check_base(const ge64_ops *ops)
 		CT_DECLASSIFY(e2, sizeof e2);
 		CT_DECLASSIFY(k, sizeof k);
 		ok &= memcmp(e1, e2, 32) == 0;
+	}
+	return ok;
+}
+
+/* The fixed base in radix 2^64 to the end (ge64_base_encode,
+ * ge64_base_mont_u: the comb, fe64_invert's binary GCD on words, the
+ * products and encodings), secret scalar, against the portable backend's
+ * table entries (radix 2^51). */
+static int check_base_bytes(const ge64_ops *ops, ge64_scan_fn *scan)
+{
+	int ok = 1;
+	for (int n = 0; n < 3; n++) {
+		uint8_t k[32], e1[32], e2[32], u1[32], u2[32];
+		for (int i = 0; i < 32; i++)
+			k[i] = (uint8_t)(23 * n + 19 * i + 7);
+		k[0] &= 248;
+		k[31] &= 127;
+		k[31] |= 64;
+		backend_ref51.base_encode(&backend_ref51, e1, k);
+		backend_ref51.base_mont_u(&backend_ref51, u1, k);
+		CT_DECLASSIFY(e1, sizeof e1);
+		CT_DECLASSIFY(u1, sizeof u1);
+		CT_SECRET(k, sizeof k);
+		ge64_base_encode(e2, k, ops, scan);
+		ge64_base_mont_u(u2, k, ops, scan);
+		CT_DECLASSIFY(e2, sizeof e2);
+		CT_DECLASSIFY(u2, sizeof u2);
+		CT_DECLASSIFY(k, sizeof k);
+		ok &= memcmp(e1, e2, 32) == 0 && memcmp(u1, u2, 32) == 0;
 	}
 	return ok;
 }
@@ -141,7 +174,7 @@ int main(void)
 {
 	int adx = host_has_adx();
 	int failed = 0;
-	printf("1..6\n");
+	printf("1..8\n");
 #define REPORT(i, ok, what)                                         \
 	do {                                                        \
 		int ok_ = (ok);                                     \
@@ -164,5 +197,12 @@ int main(void)
 		       "ge64_scan_avx2 forced and ge64_scalarmult_base_scan with it, secret digit and scalar");
 	else
 		printf("ok 6 # SKIP the host has no AVX2\n");
+	REPORT(7, check_base_bytes(&ge64_ops_generic, ge64_scan_generic),
+	       "ge64_base_encode and ge64_base_mont_u, C twins, secret scalar");
+	if (adx && host_has_avx2())
+		REPORT(8, check_base_bytes(&adx_ge, ge64_scan_avx2),
+		       "ge64_base_encode and ge64_base_mont_u, assembly and AVX2 forced, secret scalar");
+	else
+		printf("ok 8 # SKIP the host has no BMI2/ADX or no AVX2\n");
 	return failed;
 }

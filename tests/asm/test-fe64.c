@@ -25,6 +25,7 @@
 #include "ref51/ref51.h"
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
+#include "fe64/ge64_table.h"
 
 static uint64_t rng_state;
 
@@ -546,8 +547,101 @@ static void test_ge64_double_scalarmult(void **state)
 	}
 }
 
+/* ge64_madd_scan_adx (the comb's step with the next scan woven in) against
+ * its C twin: h and tnext limb for limb, on random and special points, t
+ * and rows (a row of any 256-bit values: the scan and the negation of xy2d
+ * take any), for every digit b in [-32, 32] in turn. */
+static void test_ge64_madd_scan(void **state)
+{
+	(void)state;
+	require_adx();
+	if (ge64_scan_asm_probe() == NULL)
+		skip(); /* no AVX2 */
+	static ge64_precomp row[GE64_COMB_N];
+	for (int n = 0; n < 4000; n++) {
+		ge64_p3 h1, h2;
+		ge64_precomp t, t1, t2;
+		uint64_t *w[2] = { h1.X.v, t.yplusx.v };
+		size_t len[2] = { sizeof h1 / 8, sizeof t / 8 };
+		for (int k = 0; k < 2; k++)
+			for (size_t i = 0; i < len[k]; i += 4) {
+				if (n < 200)
+					memcpy(&w[k][i], special[rnd() % N_SPECIAL], 32);
+				else
+					rnd_fe64(&w[k][i]);
+			}
+		if (n % 8 == 0)
+			for (int j = 0; j < GE64_COMB_N; j++) {
+				rnd_fe64(row[j].yplusx.v);
+				rnd_fe64(row[j].yminusx.v);
+				if (j % 5 == 0)
+					memcpy(row[j].xy2d.v, special[rnd() % N_SPECIAL], 32);
+				else
+					rnd_fe64(row[j].xy2d.v);
+			}
+		int64_t b = n % (2 * GE64_COMB_N + 1) - GE64_COMB_N;
+		h2 = h1;
+		memset(&t1, 0x55, sizeof t1);
+		memset(&t2, 0xaa, sizeof t2);
+		ge64_madd_scan_generic(&h1, row, &t, b, &t1);
+		ge64_madd_scan_adx(&h2, row, &t, b, &t2);
+		assert_memory_equal(&h1, &h2, sizeof h1);
+		assert_memory_equal(&t1, &t2, sizeof t1);
+		ge64_precomp want;
+		ge64_scan_generic(&want, row, GE64_COMB_N, b);
+		assert_memory_equal(&t1, &want, sizeof want);
+	}
+}
+
+/* u = (Z + Y) / (Z - Y) of P in radix 2^51 (0 for the identity). */
+static void ref_mont_u(uint8_t u[32], const ge_p3 *P)
+{
+	fe n, d;
+	fe_loose l;
+	fe_add(&l, &P->Z, &P->Y);
+	fe_carry(&n, &l);
+	fe_sub(&l, &P->Z, &P->Y);
+	fe_carry(&d, &l);
+	fe_invert_safegcd(&d, &d);
+	fe_mul_ttt(&n, &n, &d);
+	fe_tobytes(u, &n);
+}
+
+/* fe64_invert (the binary GCD on radix-2^64 words) against
+ * fe_invert_safegcd in radix 2^51, on the special values (0, p, 2p and
+ * 2^256 - 1 among them: inputs above p are reduced first) and random ones;
+ * and f (1/f) = 1 for f != 0 mod p. */
+static void test_fe64_invert(void **state)
+{
+	(void)state;
+	for (int n = 0; n < 20000; n++) {
+		fe64 f, h, c, one;
+		uint8_t s[32], e1[32], e2[32];
+		if (n < (int)N_SPECIAL)
+			memcpy(f.v, special[n], sizeof f.v);
+		else
+			rnd_fe64(f.v);
+		fe64_tobytes(s, &f);
+		fe r;
+		fe_frombytes(&r, s);
+		fe_invert_safegcd(&r, &r);
+		fe_tobytes(e1, &r);
+		h = f;
+		fe64_invert(&h, &h); /* aliased */
+		fe64_tobytes(e2, &h);
+		assert_memory_equal(e1, e2, 32);
+		fe64_mul_generic(c.v, h.v, f.v);
+		fe64_canonical(&c, &c);
+		fe64_canonical(&one, &f);
+		uint64_t z = one.v[0] | one.v[1] | one.v[2] | one.v[3];
+		assert_true(c.v[0] == (z != 0) && c.v[1] == 0 && c.v[2] == 0 && c.v[3] == 0);
+	}
+}
+
 /* ge64_scalarmult_base (C twins and assembly) against double-and-add in
- * radix 2^51 (ge_p3_add of ge.c) from B, on random and extreme scalars. */
+ * radix 2^51 (ge_p3_add of ge.c) from B, on random and extreme scalars;
+ * ge64_base_encode and ge64_base_mont_u against ge_p3_tobytes and the
+ * radix-2^51 u of the same point. */
 static void test_ge64_scalarmult_base(void **state)
 {
 	(void)state;
@@ -579,10 +673,21 @@ static void test_ge64_scalarmult_base(void **state)
 		ge64_scalarmult_base_scan(&r2, k, &ge64_ops_generic, cpu_fe64()->scan);
 		ge_p3_tobytes(e2, &r2);
 		assert_memory_equal(e1, e2, 32);
+		/* the encoding and the Montgomery u in radix 2^64 to the end */
+		uint8_t u1[32], u2[32];
+		ref_mont_u(u1, &acc);
+		ge64_base_encode(e2, k, &ge64_ops_generic, cpu_fe64()->scan);
+		assert_memory_equal(e1, e2, 32);
+		ge64_base_mont_u(u2, k, &ge64_ops_generic, cpu_fe64()->scan);
+		assert_memory_equal(u1, u2, 32);
 		if (adx != NULL) {
 			ge64_scalarmult_base_scan(&r3, k, adx, cpu_fe64()->scan);
 			ge_p3_tobytes(e3, &r3);
 			assert_memory_equal(e1, e3, 32);
+			ge64_base_encode(e3, k, adx, ge64_scan_generic);
+			assert_memory_equal(e1, e3, 32);
+			ge64_base_mont_u(u2, k, adx, cpu_fe64()->scan);
+			assert_memory_equal(u1, u2, 32);
 		}
 	}
 	/* B itself: the RFC 8032 encoding of the base point (y = 4/5) */
@@ -696,8 +801,10 @@ int main(void)
 		cmocka_unit_test(test_ladder_bits),
 		cmocka_unit_test(test_ladders),
 		cmocka_unit_test(test_ge64_routines),
+		cmocka_unit_test(test_ge64_madd_scan),
 		cmocka_unit_test(test_ge64_double_scalarmult),
 		cmocka_unit_test(test_ge64_scalarmult_base),
+		cmocka_unit_test(test_fe64_invert),
 		cmocka_unit_test(test_ge_multi_scalarmult),
 		cmocka_unit_test(test_fe64_pow22523),
 	};

@@ -622,6 +622,129 @@ def gen_ge_all(o):
         gen_ge(o, *routine)
 
 
+# The fixed-base comb's step with the next row's table scan woven in
+# (ge64_madd_scan_adx; C twin ge64_madd_scan_generic in crypto/fe64/ge64.c):
+#   h = h + t (ge64_madd, then ge64_p1p1_to_p3), tnext = the scan of row
+#   (COMB_N entries) for the digit b (ge64_scan_fn's contract).
+# The multiplications keep the integer units busy; the scan's loads, compares
+# and blends (AVX2, no flags) go to the vector units between them, spread
+# evenly over the scalar instruction stream, so that the core runs both at
+# once (separate calls ran one after the other: the scan's ~100 instructions
+# per row came out of no window the multiplications left). rsi holds row
+# (free: the field bodies use rax, rbx, rdx, r8..r15, rbp and the pointers
+# rdi, rcx, rsp); ymm0..ymm5 the entries' masks in turn, ymm9 all ones,
+# ymm10 the rank, ymm11..ymm13 the selected xy2d, yplusx, yminusx, ymm14
+# the sign mask, ymm15 |b|. Every entry is read whole whatever b.
+COMB_N = 32
+MADD_SCAN_FRAME = 32 * 10 + 16  # madd's six temporaries, the p1p1, tnext
+
+
+def madd_scan_vector_lines():
+    v = []
+    for j in range(COMB_N):
+        k = "ymm%d" % (j % 6)
+        v.append(("vpsubq", "ymm10, ymm10, ymm9", "rank = %d" % (j + 1)))
+        v.append(("vpcmpeqq", "%s, ymm10, ymm15" % k, "mask: |b| = rank"))
+        for dst, field in (("ymm12", 0), ("ymm13", 1), ("ymm11", 2)):
+            v.append(("vpblendvb", "%s, %s, ymmword ptr [rsi + %d], %s"
+                      % (dst, dst, 96 * j + 32 * field, k), None))
+    v.append(("vpxor", "xmm6, xmm6, xmm6", None))
+    v.append(("vpcmpeqq", "ymm8, ymm15, ymm6", "b = 0: the identity (1, 1, 0)"))
+    v.append(("vpsrlq", "ymm8, ymm8, 63", None))
+    v.append(("vpblendd", "ymm8, ymm8, ymm6, 0xfc", "lane 0 only"))
+    v.append(("vpor", "ymm12, ymm12, ymm8", None))
+    v.append(("vpor", "ymm13, ymm13, ymm8", None))
+    v.append(("vpblendvb", "ymm7, ymm12, ymm13, ymm14", "b < 0: yplusx = yminusx"))
+    v.append(("vpblendvb", "ymm13, ymm13, ymm12, ymm14", "b < 0: yminusx = yplusx"))
+    return v
+
+
+def gen_madd_scan(o):
+    name = "ge64_madd_scan_adx"
+    o.note("void ge64_madd_scan_adx(ge64_p3 *h, const ge64_precomp *row, "
+           "const ge64_precomp *t, int64_t b, ge64_precomp *tnext);")
+    o.note("h = h + t; tnext = the scan of row[0..%d] for b. rdi = h, rsi = row, "
+           "rdx = t (moved to rcx), rcx = b, r8 = tnext. BMI2, ADX and AVX2." % (COMB_N - 1))
+    prologue(o, name)
+    frame = MADD_SCAN_FRAME
+    o.ins("sub", "rsp, %d" % frame, comment="temporaries, p1p1, tnext")
+    o.ins(".cfi_adjust_cfa_offset", str(frame))
+    o.ins("mov", "qword ptr [rsp + 320], r8", comment="tnext")
+    o.ins("mov", "rax, rcx")
+    o.ins("sar", "rax, 63", comment="mneg: all ones if b < 0")
+    o.ins("xor", "rcx, rax")
+    o.ins("sub", "rcx, rax", comment="|b|")
+    o.ins("vmovq", "xmm15, rcx")
+    o.ins("vpbroadcastq", "ymm15, xmm15", comment="|b| in every lane")
+    o.ins("vmovq", "xmm14, rax")
+    o.ins("vpbroadcastq", "ymm14, xmm14", comment="mneg in every lane")
+    for r in ("xmm10", "xmm11", "xmm12", "xmm13"):
+        o.ins("vpxor", "%s, %s, %s" % (r, r, r))
+    o.ins("vpcmpeqd", "ymm9, ymm9, ymm9", comment="all ones: rank - (-1) = rank + 1")
+    o.ins("mov", "rcx, rdx", comment="t: rdx is MULX's implicit source")
+
+    # the scalar stream: ge64_madd_adx's program into the p1p1 at rsp + 192,
+    # then ge64_p1p1_to_p3_adx's from it into h
+    routines = {name_: prog for name_, _, _, _, prog in formulas.routines("adx", ("rdi", "rsi", "rcx"))}
+    ops = {}
+    for i, t in enumerate(["ypx", "ymx", "a", "b", "c", "d"]):
+        ops[t] = arg("rsp", 32 * i)
+    for i, f in enumerate(GE_FIELDS["p1p1"]):
+        ops["r." + f] = arg("rsp", 192 + 32 * i)
+        ops["p." + f] = arg("rdi", 32 * i)
+    for i, f in enumerate(GE_FIELDS["precomp"]):
+        ops["q." + f] = arg("rcx", 32 * i)
+    sc = Out()
+    for comment, op, dst, *src in routines["ge64_madd_adx"]:
+        sc.note("---- madd: " + comment + " ----")
+        BODIES[op](sc, ops[dst], *[ops[x] for x in src])
+    ops2 = {}
+    for i, f in enumerate(GE_FIELDS["p1p1"]):
+        ops2["r." + f] = arg("rdi", 32 * i)
+        ops2["p." + f] = arg("rsp", 192 + 32 * i)
+    for comment, op, dst, *src in routines["ge64_p1p1_to_p3_adx"]:
+        sc.note("---- p1p1_to_p3: " + comment + " ----")
+        BODIES[op](sc, ops2[dst], *[ops2[x] for x in src])
+
+    # weave: one vector instruction after every `step` scalar ones
+    vec = madd_scan_vector_lines()
+    nscalar = sum(1 for line in sc.lines if not line.startswith("\t/*") and line.strip())
+    step = nscalar // len(vec)
+    o.note("%d scalar instructions, %d vector ones woven in, one after every %d"
+           % (nscalar, len(vec), step))
+    seen = 0
+    for line in sc.lines:
+        o.lines.append(line)
+        if line.startswith("\t/*") or not line.strip():
+            continue
+        seen += 1
+        if vec and seen % step == 0:
+            op, args, comment = vec.pop(0)
+            o.ins(op, args, comment=comment)
+    for op, args, comment in vec:
+        o.ins(op, args, comment=comment)
+
+    o.blank()
+    o.note("tnext: yplusx, yminusx from the vectors; xy2d = b < 0 ? 0 - d : d")
+    o.ins("mov", "rcx, qword ptr [rsp + 320]", comment="tnext (t is dead)")
+    o.ins("vmovdqu", "ymmword ptr [rcx], ymm7")
+    o.ins("vmovdqu", "ymmword ptr [rcx + 32], ymm13")
+    o.ins("vmovdqu", "ymmword ptr [rsp], ymm11", comment="d")
+    sub_body(o, arg("rsp", 32), lambda i: "0", arg("rsp"))
+    o.ins("vmovq", "rdx, xmm14", comment="mneg")
+    for i in range(4):
+        o.ins("mov", "r8, " + mem("rsp", i), comment="d%d" % i)
+        o.ins("mov", "r9, " + mem("rsp", i, 32), comment="(-d)%d" % i)
+        o.ins("xor", "r9, r8")
+        o.ins("and", "r9, rdx")
+        o.ins("xor", "r8, r9")
+        o.ins("mov", mem("rcx", i, 64) + ", r8")
+    o.ins("vzeroupper")
+    o.ins("add", "rsp, %d" % frame)
+    o.ins(".cfi_adjust_cfa_offset", str(-frame))
+    epilogue(o, name)
+
+
 def generate():
     o = Out()
     gen_mul(o)
@@ -630,6 +753,7 @@ def generate():
     gen_ladder_step(o)
     gen_ladder_bits(o)
     gen_ge_all(o)
+    gen_madd_scan(o)
     return HEADER + "\n" + "\n".join(o.lines) + "\nSIGIL_ASM_NOTES\n"
 
 
