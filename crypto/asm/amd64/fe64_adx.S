@@ -6123,9 +6123,9 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
+	sbb	rax, rax                           /* rax = -c' */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 128], ymm1
-	and	rax, 38                            /* rax = 38 b' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
@@ -6513,8 +6513,8 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	sbb	r10, 0
 	sbb	r11, 0
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1504], ymm3
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 192], r8
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 17 */
@@ -6600,9 +6600,9 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
+	sbb	rax, rax                           /* rax = -c' */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 20 */
-	and	rax, 38                            /* rax = 38 b' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 288], r8
 	mov	qword ptr [rsp + 296], r9
@@ -7062,8 +7062,8 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	sbb	r9, 0
 	sbb	r10, 0
 	sbb	r11, 0
-	sbb	rax, rax                           /* rax = -b' */
-	and	rax, 38                            /* rax = 38 b' */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
