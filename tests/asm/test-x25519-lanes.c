@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-x25519-lanes.c - the X25519 ladder four multiplications wide
+ * (crypto/fe64/x25519_lanes.h): the AVX-512 IFMA routine against its
+ * portable C twin, x2 and z2 limb for limb, and both through
+ * x25519_lanes64 against the two other ladders (x25519_ladder51 of ref51,
+ * x25519_ladder64 on fe64), on random and edge inputs: u >= p, u with bit
+ * 255 set, u = 0, 1, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1, small-order
+ * points, scalars all zeros and all ones; the RFC 7748 vectors of sections
+ * 5.2 and 6.1 and the iterated vector (1 and 1,000 rounds) with each; and
+ * that cpu.c takes the IFMA routine exactly when its probe offers it and
+ * the fe64 assembly runs. Built in every build (the twin is portable); the
+ * IFMA comparisons need AVX-512 F + VL + IFMA and are reported as skipped
+ * without them.
+ *
+ * Random inputs come from a xorshift generator seeded by SIGIL_TEST_SEED
+ * (default 1), printed so that a failure can be replayed.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fe64/fe64.h"
+#include "fe64/msm.h"
+#include "fe64/x25519_lanes.h"
+#include "ref51/ref51.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+/* u values (little-endian limbs): 0, 1, p - 1, p, p + 1, 2^255 - 1, 2^255,
+ * 2^256 - 39, 2^256 - 38, 2^256 - 1, and two points of order 8 (the
+ * encodings of tests/crypto/test-x25519.c's small-order list) */
+static const uint64_t special[][4] = {
+	{ 0, 0, 0, 0 },
+	{ 1, 0, 0, 0 },
+	{ 0xffffffffffffffec, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
+	{ 0xffffffffffffffed, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
+	{ 0xffffffffffffffee, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
+	{ 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
+	{ 0, 0, 0, 0x8000000000000000 },
+	{ 0xffffffffffffffd9, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff },
+	{ 0xffffffffffffffda, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff },
+	{ 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff },
+	{ 0xaeb8413b7c7aebe0, 0x6ac49ff1fae35616, 0xfdb1329ceb8d09da, 0x00b8495f16056286 },
+	{ 0x248c50a3bc959c5f, 0x5bef839c55b1d0b1, 0x868e1c58c45c4404, 0x57119fd0dd4e22d8 },
+};
+#define N_SPECIAL (sizeof special / sizeof special[0])
+
+static void rnd_bytes(uint8_t b[32])
+{
+	for (int i = 0; i < 32; i += 8) {
+		uint64_t a = rnd();
+		for (int j = 0; j < 8; j++)
+			b[i + j] = (uint8_t)(a >> (8 * j));
+	}
+}
+
+static void limbs_to_bytes(uint8_t b[32], const uint64_t v[4])
+{
+	for (int i = 0; i < 32; i++)
+		b[i] = (uint8_t)(v[i / 8] >> (8 * (i % 8)));
+}
+
+/* the routines under test: the twin, and the IFMA routine when it runs */
+static x25519_lanes_fn *fns[2];
+static const char *fn_names[2] = { "C twin", "IFMA" };
+static int n_fns;
+
+static int setup(void **state)
+{
+	(void)state;
+	fns[0] = x25519_lanes_generic;
+	fns[1] = x25519_lanes_probe();
+	n_fns = fns[1] != NULL ? 2 : 1;
+	if (fns[1] == NULL)
+		printf("# the IFMA routine is not available here (no AVX-512 F + VL + IFMA, "
+		       "no amd64 code, or Valgrind): the C twin only\n");
+	return 0;
+}
+
+static void test_choice(void **state)
+{
+	(void)state;
+	/* cpu.c takes the probe's routine exactly when the fe64 assembly runs */
+	const fe64_impl *im = cpu_fe64();
+	if (fe64_ops_asm() != NULL)
+		assert_ptr_equal(im->x25519, x25519_lanes_probe());
+	else
+		assert_null(im->x25519);
+	if (fns[1] == NULL)
+		skip();
+}
+
+/* Limb for limb: the IFMA routine and its twin on random and edge x1 and
+ * scalars (not clamped: every bit below 255 is a step). */
+static void test_ifma_vs_twin(void **state)
+{
+	(void)state;
+	if (fns[1] == NULL)
+		skip();
+	for (int n = 0; n < 600; n++) {
+		fe64 x1, a2, b2, az, bz;
+		uint64_t w[4];
+		for (int i = 0; i < 4; i++) {
+			x1.v[i] = rnd();
+			w[i] = rnd();
+		}
+		if (n % 3 == 1)
+			memcpy(x1.v, special[(n / 3) % N_SPECIAL], 32);
+		if (n % 5 == 2)
+			memset(w, n % 2 ? 0xff : 0, sizeof w);
+		x25519_lanes_generic(&a2, &az, &x1, w);
+		fns[1](&b2, &bz, &x1, w);
+		if (memcmp(&a2, &b2, sizeof a2) != 0 || memcmp(&az, &bz, sizeof az) != 0)
+			fail_msg("case %d: IFMA and twin differ (x1 %016llx..%016llx)", n,
+			         (unsigned long long)x1.v[3], (unsigned long long)x1.v[0]);
+	}
+}
+
+/* X25519 through x25519_lanes64 against the two other ladders. */
+static void test_vs_ladders(void **state)
+{
+	(void)state;
+	for (int n = 0; n < 400; n++) {
+		uint8_t k[32], u[32], o51[32], o64[32], o[32];
+		rnd_bytes(k);
+		rnd_bytes(u);
+		if (n % 2 == 1)
+			limbs_to_bytes(u, special[(n / 2) % N_SPECIAL]);
+		if (n % 7 == 3)
+			memset(k, n % 2 ? 0xff : 0, sizeof k);
+		x25519_ladder51(o51, k, u);
+		x25519_ladder64(o64, k, u, &fe64_ops_generic);
+		assert_memory_equal(o51, o64, 32);
+		for (int f = 0; f < n_fns; f++) {
+			x25519_lanes64(o, k, u, fns[f]);
+			if (memcmp(o, o51, 32) != 0)
+				fail_msg("case %d: %s differs from x25519_ladder51", n, fn_names[f]);
+		}
+	}
+}
+
+static void test_rfc7748(void **state)
+{
+	(void)state;
+	FILE *fp = th_vec_open("converted/rfc7748.txt");
+	char *buf = NULL, *line, *fld[8];
+	size_t cap = 0;
+	int n52 = 0, n61 = 0, nit = 0;
+	while ((line = th_vec_line(fp, &buf, &cap)) != NULL) {
+		int nf = th_split(line, ' ', fld, 8);
+		for (int f = 0; f < n_fns; f++) {
+			uint8_t k[32], u[32], out[32], want[32];
+			if (strcmp(fld[0], "x25519") == 0) {
+				assert_int_equal(nf, 4);
+				assert_int_equal(th_hex_decode(k, 32, fld[1]), 0);
+				assert_int_equal(th_hex_decode(u, 32, fld[2]), 0);
+				assert_int_equal(th_hex_decode(want, 32, fld[3]), 0);
+				x25519_lanes64(out, k, u, fns[f]);
+				th_assert_bytes_eq(out, want, 32);
+				n52 += f == 0;
+			} else if (strcmp(fld[0], "dh") == 0) {
+				uint8_t ap[32], aP[32], bp[32], bP[32], sh[32], nine[32] = { 9 };
+				assert_int_equal(nf, 6);
+				assert_int_equal(th_hex_decode(ap, 32, fld[1]), 0);
+				assert_int_equal(th_hex_decode(aP, 32, fld[2]), 0);
+				assert_int_equal(th_hex_decode(bp, 32, fld[3]), 0);
+				assert_int_equal(th_hex_decode(bP, 32, fld[4]), 0);
+				assert_int_equal(th_hex_decode(sh, 32, fld[5]), 0);
+				x25519_lanes64(out, ap, nine, fns[f]);
+				th_assert_bytes_eq(out, aP, 32);
+				x25519_lanes64(out, bp, nine, fns[f]);
+				th_assert_bytes_eq(out, bP, 32);
+				x25519_lanes64(out, ap, bP, fns[f]);
+				th_assert_bytes_eq(out, sh, 32);
+				x25519_lanes64(out, bp, aP, fns[f]);
+				th_assert_bytes_eq(out, sh, 32);
+				n61 += f == 0;
+			} else {
+				/* iterated: k = u = 9; (k, u) = (X25519(k, u), k) */
+				assert_string_equal(fld[0], "iterated");
+				assert_int_equal(nf, 5);
+				unsigned long rounds = strtoul(fld[1], NULL, 10);
+				if (rounds > 1000)
+					continue;
+				assert_int_equal(th_hex_decode(k, 32, fld[2]), 0);
+				assert_int_equal(th_hex_decode(u, 32, fld[3]), 0);
+				for (unsigned long i = 0; i < rounds; i++) {
+					x25519_lanes64(out, k, u, fns[f]);
+					memcpy(u, k, 32);
+					memcpy(k, out, 32);
+				}
+				th_assert_hex_eq(k, fld[4], 32);
+				nit += f == 0;
+			}
+		}
+	}
+	free(buf);
+	fclose(fp);
+	assert_int_equal(n52, 2);
+	assert_int_equal(n61, 1);
+	assert_int_equal(nit, 2); /* 1 and 1,000 rounds */
+}
+
+int main(void)
+{
+	const char *seed = getenv("SIGIL_TEST_SEED");
+	rng_state = seed != NULL ? strtoull(seed, NULL, 0) : 1;
+	if (rng_state == 0)
+		rng_state = 1;
+	printf("# SIGIL_TEST_SEED=%llu\n", (unsigned long long)rng_state);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_ifma_vs_twin),
+		cmocka_unit_test(test_vs_ladders),
+		cmocka_unit_test(test_rfc7748),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
