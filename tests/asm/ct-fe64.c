@@ -10,7 +10,12 @@
  * MULX/ADCX/ADOX when the host has them), and the comb's table scan, C
  * twin and AVX2 (forced too). Any secret-dependent branch or
  * address makes Valgrind exit 99. The results are checked against the
- * radix-2^51 code (what cpu.c chooses under Valgrind). TAP output.
+ * radix-2^51 code (what cpu.c chooses under Valgrind). The four-lane
+ * X25519 ladder runs as its portable C twin (the same body as the AVX-512
+ * IFMA routine, which Valgrind cannot run: tests/asm/check-ifma-ct.py reads
+ * that one's object code), with both the scalar and u secret; and the IFMA
+ * probe must answer NULL here (Valgrind hides AVX-512 from CPUID), so that
+ * no ctgrind run of the library takes a path it cannot check. TAP output.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
 #include "fe64/ge64_table.h"
+#include "fe64/x25519_lanes.h"
 
 static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, fe64_sq_n_adx,
                                  "adx" };
@@ -137,11 +143,34 @@ static int check_ladder(const fe64_ops *ops)
 	return ok;
 }
 
+/* x25519_lanes64 with the C twin: scalar and u secret (the whole ladder
+ * state derives from both). */
+static int check_lanes(void)
+{
+	int ok = 1;
+	for (int n = 0; n < 2; n++) {
+		uint8_t k[32], u[32], o1[32], o2[32];
+		for (int i = 0; i < 32; i++) {
+			k[i] = (uint8_t)(17 * n + 5 * i + 3);
+			u[i] = (uint8_t)(7 * n + 13 * i + 2);
+		}
+		x25519_ladder51(o1, k, u);
+		CT_SECRET(k, sizeof k);
+		CT_SECRET(u, sizeof u);
+		x25519_lanes64(o2, k, u, x25519_lanes_generic);
+		CT_DECLASSIFY(o2, sizeof o2);
+		CT_DECLASSIFY(k, sizeof k);
+		CT_DECLASSIFY(u, sizeof u);
+		ok &= memcmp(o1, o2, 32) == 0;
+	}
+	return ok;
+}
+
 int main(void)
 {
 	int adx = host_has_adx();
 	int failed = 0;
-	printf("1..6\n");
+	printf("1..8\n");
 #define REPORT(i, ok, what)                                         \
 	do {                                                        \
 		int ok_ = (ok);                                     \
@@ -164,5 +193,8 @@ int main(void)
 		       "ge64_scan_avx2 forced and ge64_scalarmult_base_scan with it, secret digit and scalar");
 	else
 		printf("ok 6 # SKIP the host has no AVX2\n");
+	REPORT(7, check_lanes(), "x25519_lanes64 with the C twin of the IFMA ladder, secret scalar and u");
+	REPORT(8, x25519_lanes_probe() == NULL && cpu_fe64()->x25519 == NULL,
+	       "under Valgrind the IFMA probe answers NULL and cpu.c does not take the IFMA ladder");
 	return failed;
 }
