@@ -130,7 +130,7 @@ LN_INLINE void LN_F(pack)(fe64 *h, uint64_t l[5])
 LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint64_t w[4])
 {
 	uint64_t u[5], xs[5], zs[5];
-	LN_F(fe) X, X1, B13, A24, ONE, s, t, m;
+	LN_F(fe) X, X1, B13, BIG13, A24, ONE, s, t, m;
 
 	u[0] = x1->v[0] & LN_M51;
 	u[1] = (x1->v[0] >> 51 | x1->v[1] << 13) & LN_M51;
@@ -140,10 +140,12 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 	LN_UNROLL(5)
 	for (int k = 0; k < 5; k++) {
 		uint64_t p4 = k == 0 ? (UINT64_C(1) << 53) - 76 : (UINT64_C(1) << 53) - 4;
+		uint64_t big = k == 0 ? (UINT64_C(1) << 62) - (19 << 11) : (UINT64_C(1) << 62) - (1 << 11);
 		uint64_t one = k == 0;
 		X.l[k] = LN_SET(one, 0, u[k], one); /* (x2, z2, x3, z3) = (1, 0, u, 1) */
 		X1.l[k] = LN_SET(0, 0, 0, u[k]);
 		B13.l[k] = LN_SET(0, p4, 0, p4);
+		BIG13.l[k] = LN_SET(0, big, 0, big); /* 2^11 p */
 		A24.l[k] = LN_SET(0, k == 0 ? 121665 : 0, 0, 0);
 		ONE.l[k] = LN_SET(one, 0, one, 0);
 	}
@@ -165,10 +167,13 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 		LN_F(cswap)(&X, 0 - (swap ^ bit));
 		swap = bit;
 
-		/* (A, B, C, D) = (x2 + z2, x2 - z2, x3 + z3, x3 - z3) */
+		/* (A, B, C, D) = (x2 + z2, x2 - z2, x3 + z3, x3 - z3): X is the
+		 * last step's product, not carried (limbs < 2^61), so x - z is
+		 * x + 2^11 p - z (limbs of 2^11 p: 2^62 - 19 2^11, 2^62 - 2^11),
+		 * below 2^63; one carry for both */
 		LN_UNROLL(5)
 		for (int k = 0; k < 5; k++) {
-			LN_V p = LN_ADD(LN_PERM(X.l[k], 0, 0, 2, 2), B13.l[k]);
+			LN_V p = LN_ADD(LN_PERM(X.l[k], 0, 0, 2, 2), BIG13.l[k]);
 			LN_V q = LN_PERM(X.l[k], 1, 1, 3, 3);
 			s.l[k] = LN_MSUB(LN_ADD(p, q), 0xa, p, q);
 		}
@@ -205,9 +210,9 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 			m.l[k] = LN_BLEND(0x8, LN_BLEND(0x2, m.l[k], s.l[k]), X1.l[k]);
 		}
 		LN_F(mul)(&X, &m, &t);
-		LN_F(carry)(&X);
 	}
 	LN_F(cswap)(&X, 0 - swap);
+	LN_F(carry)(&X);
 
 	LN_UNROLL(5)
 	for (int k = 0; k < 5; k++) {
