@@ -74,6 +74,18 @@ static inline xlg_v xlg_blend(unsigned k, xlg_v a, xlg_v b)
 	return r;
 }
 
+/* lane j = lane idx.v[j] (secret, < 4) of a, by masks: no memory index */
+static inline xlg_v xlg_permv(xlg_v a, xlg_v idx)
+{
+	xlg_v r;
+	for (int j = 0; j < 4; j++) {
+		r.v[j] = 0;
+		for (uint64_t i = 0; i < 4; i++)
+			r.v[j] |= a.v[i] & (0 - (uint64_t)(((idx.v[j] ^ i) | (0 - (idx.v[j] ^ i))) >> 63 ^ 1));
+	}
+	return r;
+}
+
 static inline xlg_v xlg_set(uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3)
 {
 	xlg_v r = {{x0, x1, x2, x3}};
@@ -94,6 +106,8 @@ static inline xlg_v xlg_set(uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3)
 #define LN_MLO(acc, a, b) xlg_mlo(acc, a, b)
 #define LN_MHI(acc, a, b) xlg_mhi(acc, a, b)
 #define LN_PERM(a, i0, i1, i2, i3) xlg_perm(a, i0, i1, i2, i3)
+#define LN_ZPERM(k, a, i0, i1, i2, i3) xlg_blend(k, xlg_set(0, 0, 0, 0), xlg_perm(a, i0, i1, i2, i3))
+#define LN_PERMV(a, idx) xlg_permv(a, idx)
 #define LN_BLEND(k, a, b) xlg_blend(k, a, b)
 #define LN_MADD(src, k, a, b) xlg_blend(k, src, xlg_add(a, b))
 #define LN_MSUB(src, k, a, b) xlg_blend(k, src, xlg_sub(a, b))
@@ -116,6 +130,8 @@ static inline xlg_v xlg_set(uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3)
 #undef LN_MLO
 #undef LN_MHI
 #undef LN_PERM
+#undef LN_ZPERM
+#undef LN_PERMV
 #undef LN_BLEND
 #undef LN_MADD
 #undef LN_MSUB

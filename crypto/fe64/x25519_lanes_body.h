@@ -15,6 +15,12 @@
  *                       104-bit product of the low 52 bits of a and b
  *                       (VPMADD52LUQ / VPMADD52HUQ)
  *   LN_PERM(a, i0, i1, i2, i3)  lane j of the result is lane ij of a
+ *   LN_ZPERM(k, a, i0, i1, i2, i3)  the same where bit j of the constant k
+ *                       is set, else 0
+ *   LN_PERMV(a, idx)    lane j of the result is lane (lane j of idx) of a,
+ *                       idx's lanes < 4 (secret: VPERMQ with a register
+ *                       index, no memory access; the C twin selects with
+ *                       masks)
  *   LN_BLEND(k, a, b)   lane j from b if bit j of the constant k, else a
  *   LN_MADD, LN_MSUB (src, k, a, b)   lane j a + b (a - b) if bit j of the
  *                       constant k, else src's lane j
@@ -62,15 +68,18 @@ LN_INLINE void LN_F(carry)(LN_F(fe) *r)
 	r->l[4] = LN_ADD(LN_AND(r->l[4], m), c3);
 }
 
-/* r = a b lane by lane, limbs < 2^61 (not carried); r may alias a or b */
-LN_INLINE void LN_F(mul)(LN_F(fe) *r, const LN_F(fe) *a, const LN_F(fe) *b)
+/* r = a b + c lane by lane (c's limbs < 2^52), limbs < 2^61 (not
+ * carried); r may alias a or b */
+LN_INLINE void LN_F(muladd)(LN_F(fe) *r, const LN_F(fe) *a, const LN_F(fe) *b, const LN_F(fe) *c)
 {
 	const LN_V z = LN_SET(0, 0, 0, 0);
 	LN_V L[9], H[9];
 
 	LN_UNROLL(9)
-	for (int k = 0; k < 9; k++)
-		L[k] = H[k] = z;
+	for (int k = 0; k < 9; k++) {
+		L[k] = k < 5 ? c->l[k] : z;
+		H[k] = z;
+	}
 #define LN_P(i, j)                                                      \
 	do {                                                            \
 		L[(i) + (j)] = LN_MLO(L[(i) + (j)], a->l[i], b->l[j]);  \
@@ -90,6 +99,16 @@ LN_INLINE void LN_F(mul)(LN_F(fe) *r, const LN_F(fe) *a, const LN_F(fe) *b)
 	r->l[3] = LN_ADD(LN_ADD(L[3], LN_SLL(H[2], 1)),
 	                 LN_F(times19)(LN_ADD(L[8], LN_SLL(H[7], 1))));
 	r->l[4] = LN_ADD(LN_ADD(L[4], LN_SLL(H[3], 1)), LN_F(times19)(LN_SLL(H[8], 1)));
+}
+
+LN_INLINE void LN_F(mul)(LN_F(fe) *r, const LN_F(fe) *a, const LN_F(fe) *b)
+{
+	LN_F(fe) zero;
+
+	LN_UNROLL(5)
+	for (int k = 0; k < 5; k++)
+		zero.l[k] = LN_SET(0, 0, 0, 0);
+	LN_F(muladd)(r, a, b, &zero);
 }
 
 /* Exchange lanes (0, 1) with (2, 3) where mask is all ones. */
@@ -164,7 +183,11 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 		w2 = w2 << 1 | w1 >> 63;
 		w1 = w1 << 1 | w0 >> 63;
 		w0 <<= 1;
-		LN_F(cswap)(&X, 0 - (swap ^ bit));
+		/* the conditional swap of (x2, z2) and (x3, z3) is in the lane
+		 * indices of stage 1's permutations (a register operand of
+		 * VPERMQ: no address, no branch) */
+		uint64_t s2 = (swap ^ bit) << 1;
+		LN_V ip = LN_SET(s2, s2, 2 ^ s2, 2 ^ s2), iq = LN_SET(1 ^ s2, 1 ^ s2, 3 ^ s2, 3 ^ s2);
 		swap = bit;
 
 		/* (A, B, C, D) = (x2 + z2, x2 - z2, x3 + z3, x3 - z3): X is the
@@ -173,8 +196,8 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 		 * below 2^63; one carry for both */
 		LN_UNROLL(5)
 		for (int k = 0; k < 5; k++) {
-			LN_V p = LN_ADD(LN_PERM(X.l[k], 0, 0, 2, 2), BIG13.l[k]);
-			LN_V q = LN_PERM(X.l[k], 1, 1, 3, 3);
+			LN_V p = LN_ADD(LN_PERMV(X.l[k], ip), BIG13.l[k]);
+			LN_V q = LN_PERMV(X.l[k], iq);
 			s.l[k] = LN_MSUB(LN_ADD(p, q), 0xa, p, q);
 		}
 		LN_F(carry)(&s);
@@ -184,24 +207,24 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 			t.l[k] = LN_PERM(s.l[k], 0, 1, 1, 0);
 		LN_F(mul)(&m, &s, &t);
 		LN_F(carry)(&m);
-		/* (AA, E, F, G) = (AA, AA - BB, DA + CB, DA - CB) */
+		/* (AA, E, F, G) = (AA, AA - BB, DA + CB, DA - CB); t's lane 0 is
+		 * BB (carried) */
 		LN_UNROLL(5)
 		for (int k = 0; k < 5; k++) {
 			LN_V p = LN_ADD(LN_PERM(m.l[k], 0, 0, 3, 3), B13.l[k]);
 			LN_V q = LN_PERM(m.l[k], 1, 1, 2, 2);
 			s.l[k] = LN_MSUB(LN_MADD(p, 0x4, p, q), 0xa, p, q);
+			t.l[k] = q;
 		}
 		LN_F(carry)(&s);
-		/* (x2', a24 E, x3', G^2) = (AA, E, F, G) (BB, a24, F, G) */
+		/* (x2', AA + a24 E, x3', G^2) = (AA, E, F, G) (BB, a24, F, G)
+		 * + (0, AA, 0, 0) */
 		LN_UNROLL(5)
-		for (int k = 0; k < 5; k++)
-			t.l[k] = LN_BLEND(0x2, LN_BLEND(0x1, s.l[k], LN_PERM(m.l[k], 1, 1, 1, 1)),
-			                  A24.l[k]);
-		LN_F(mul)(&m, &s, &t);
-		/* lane 1 += AA */
-		LN_UNROLL(5)
-		for (int k = 0; k < 5; k++)
-			m.l[k] = LN_MADD(m.l[k], 0x2, m.l[k], LN_PERM(s.l[k], 0, 0, 0, 0));
+		for (int k = 0; k < 5; k++) {
+			t.l[k] = LN_BLEND(0x2, LN_BLEND(0x1, s.l[k], t.l[k]), A24.l[k]);
+			m.l[k] = LN_ZPERM(0x2, s.l[k], 0, 0, 0, 0);
+		}
+		LN_F(muladd)(&m, &s, &t, &m);
 		LN_F(carry)(&m);
 		/* (x2', z2', x3', z3') = (x2', E, x3', x1) (1, AA + a24 E, 1, G^2) */
 		LN_UNROLL(5)

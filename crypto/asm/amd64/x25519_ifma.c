@@ -39,6 +39,9 @@ __attribute__((visibility("hidden"))) void x25519_ifma_ladder(fe64 *x2, fe64 *z2
 #define LN_MLO(acc, a, b) _mm256_madd52lo_epu64(acc, a, b)
 #define LN_MHI(acc, a, b) _mm256_madd52hi_epu64(acc, a, b)
 #define LN_PERM(a, i0, i1, i2, i3) _mm256_permute4x64_epi64(a, (i0) | (i1) << 2 | (i2) << 4 | (i3) << 6)
+#define LN_ZPERM(k, a, i0, i1, i2, i3) \
+	_mm256_maskz_permutex_epi64((__mmask8)(k), a, (i0) | (i1) << 2 | (i2) << 4 | (i3) << 6)
+#define LN_PERMV(a, idx) _mm256_permutexvar_epi64(idx, a)
 #define LN_BLEND(k, a, b) _mm256_mask_blend_epi64((__mmask8)(k), a, b)
 #define LN_MADD(src, k, a, b) _mm256_mask_add_epi64(src, (__mmask8)(k), a, b)
 #define LN_MSUB(src, k, a, b) _mm256_mask_sub_epi64(src, (__mmask8)(k), a, b)
@@ -62,6 +65,8 @@ __attribute__((visibility("hidden"))) void x25519_ifma_ladder(fe64 *x2, fe64 *z2
 #undef LN_MLO
 #undef LN_MHI
 #undef LN_PERM
+#undef LN_ZPERM
+#undef LN_PERMV
 #undef LN_BLEND
 #undef LN_MADD
 #undef LN_MSUB
