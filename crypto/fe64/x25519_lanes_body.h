@@ -37,7 +37,10 @@
  * to l[0]): a vector of limbs below 2^63 comes out with l[0] < 2^51 + 19
  * 2^12 and the others < 2^51 + 2^12, all below 2^52 again. Addition: below
  * 2^53 before its carry; subtraction a - b as a + 4p - b (4p's limbs
- * 2^53 - 76 and 2^53 - 4, above every b < 2^52), below 2^54.
+ * 2^53 - 76 and 2^53 - 4, above every b < 2^52), below 2^54. The state
+ * (x2, z2, x3, z3) is left as the last product made it (limbs < 2^61):
+ * the next step's x - z is x + 2^11 p - z, below 2^63, and its one carry
+ * brings A, B, C, D below 2^52.
  */
 
 #define LN_M51 ((UINT64_C(1) << 51) - 1)
