@@ -40,22 +40,13 @@ static inline void xlg_mul52(uint64_t *lo, uint64_t *hi, uint64_t a, uint64_t b)
 	*hi = a1 * b1 + (mid >> 26) + (low >> 52);
 }
 
-static inline xlg_v xlg_mlo(xlg_v acc, xlg_v a, xlg_v b)
+/* acc + the low (hi = 0) or high (hi = 1, public) 52 bits, lane by lane */
+static inline xlg_v xlg_madd52(xlg_v acc, xlg_v a, xlg_v b, int hi)
 {
 	for (int j = 0; j < 4; j++) {
-		uint64_t lo, hi;
-		xlg_mul52(&lo, &hi, a.v[j], b.v[j]);
-		acc.v[j] += lo;
-	}
-	return acc;
-}
-
-static inline xlg_v xlg_mhi(xlg_v acc, xlg_v a, xlg_v b)
-{
-	for (int j = 0; j < 4; j++) {
-		uint64_t lo, hi;
-		xlg_mul52(&lo, &hi, a.v[j], b.v[j]);
-		acc.v[j] += hi;
+		uint64_t l, h;
+		xlg_mul52(&l, &h, a.v[j], b.v[j]);
+		acc.v[j] += hi ? h : l;
 	}
 	return acc;
 }
@@ -103,8 +94,8 @@ static inline xlg_v xlg_set(uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3)
 #define LN_XOR(a, b) xlg_xor(a, b)
 #define LN_SRL(a, n) xlg_srl(a, n)
 #define LN_SLL(a, n) xlg_sll(a, n)
-#define LN_MLO(acc, a, b) xlg_mlo(acc, a, b)
-#define LN_MHI(acc, a, b) xlg_mhi(acc, a, b)
+#define LN_MLO(acc, a, b) xlg_madd52(acc, a, b, 0)
+#define LN_MHI(acc, a, b) xlg_madd52(acc, a, b, 1)
 #define LN_PERM(a, i0, i1, i2, i3) xlg_perm(a, i0, i1, i2, i3)
 #define LN_ZPERM(k, a, i0, i1, i2, i3) xlg_blend(k, xlg_set(0, 0, 0, 0), xlg_perm(a, i0, i1, i2, i3))
 #define LN_PERMV(a, idx) xlg_permv(a, idx)
@@ -116,27 +107,6 @@ static inline xlg_v xlg_set(uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3)
 
 #include "fe64/x25519_lanes_body.h"
 
-#undef LN_V
-#undef LN_F
-#undef LN_INLINE
-#undef LN_ENTRY_ATTR
-#undef LN_ENTRY_NAME
-#undef LN_ADD
-#undef LN_SUB
-#undef LN_AND
-#undef LN_XOR
-#undef LN_SRL
-#undef LN_SLL
-#undef LN_MLO
-#undef LN_MHI
-#undef LN_PERM
-#undef LN_ZPERM
-#undef LN_PERMV
-#undef LN_BLEND
-#undef LN_MADD
-#undef LN_MSUB
-#undef LN_SET
-#undef LN_LANE
 #undef XLG_M52
 #undef XLG_M26
 #undef XLG_LANES

@@ -27,6 +27,8 @@
  *   LN_SET(x0, x1, x2, x3)   the vector with lane j = xj
  *   LN_LANE(a, j)       lane j (a constant) of a, as uint64_t
  *
+ * and #undef's them all at its end.
+ *
  * Bounds (radix 2^51, limbs l[0..4]): every multiplicand limb < 2^52.
  * Multiplication: L[k] (H[k]) the sums of the low (high) 52 bits of the
  * products a_i b_j, i + j = k, each < 5 2^52; the high half of a product
@@ -250,5 +252,26 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 }
 
 #undef LN_M51
+#undef LN_V
+#undef LN_F
+#undef LN_INLINE
+#undef LN_ENTRY_ATTR
+#undef LN_ENTRY_NAME
+#undef LN_ADD
+#undef LN_SUB
+#undef LN_AND
+#undef LN_XOR
+#undef LN_SRL
+#undef LN_SLL
+#undef LN_MLO
+#undef LN_MHI
+#undef LN_PERM
+#undef LN_ZPERM
+#undef LN_PERMV
+#undef LN_BLEND
+#undef LN_MADD
+#undef LN_MSUB
+#undef LN_SET
+#undef LN_LANE
 #undef LN_PRAGMA
 #undef LN_UNROLL

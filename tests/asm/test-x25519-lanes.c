@@ -4,17 +4,18 @@
  * (crypto/fe64/x25519_lanes.h): the AVX-512 IFMA routine against its
  * portable C twin, x2 and z2 limb for limb, and both through
  * x25519_lanes64 against the two other ladders (x25519_ladder51 of ref51,
- * x25519_ladder64 on fe64), on random and edge inputs: u >= p, u with bit
- * 255 set, u = 0, 1, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1, small-order
- * points, scalars all zeros and all ones; the RFC 7748 vectors of sections
+ * x25519_ladder64 on fe64), on random and edge inputs: every u of the
+ * harness's weird table (0, 1, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1, ...:
+ * u >= p, bit 255 set), values near them, two points of order 8, scalars
+ * all zeros and all ones; the RFC 7748 vectors of sections
  * 5.2 and 6.1 and the iterated vector (1 and 1,000 rounds) with each; and
  * that cpu.c takes the IFMA routine exactly when its probe offers it and
  * the fe64 assembly runs. Built in every build (the twin is portable); the
  * limb-for-limb comparison needs AVX-512 F + VL + IFMA and is left out of
  * the plan without them (cmocka reports a skip as "not ok").
  *
- * Random inputs come from a xorshift generator seeded by SIGIL_TEST_SEED
- * (default 1), printed so that a failure can be replayed.
+ * Random inputs come from the harness's generator (SIGIL_TEST_SEED, printed
+ * so that a failure can be replayed).
  */
 #include "harness.h"
 
@@ -26,49 +27,24 @@
 #include "fe64/x25519_lanes.h"
 #include "ref51/ref51.h"
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
-}
-
-/* u values (little-endian limbs): 0, 1, p - 1, p, p + 1, 2^255 - 1, 2^255,
- * 2^256 - 39, 2^256 - 38, 2^256 - 1, and two points of order 8 (the
- * encodings of tests/crypto/test-x25519.c's small-order list) */
-static const uint64_t special[][4] = {
-	{ 0, 0, 0, 0 },
-	{ 1, 0, 0, 0 },
-	{ 0xffffffffffffffec, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
-	{ 0xffffffffffffffed, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
-	{ 0xffffffffffffffee, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
-	{ 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff },
-	{ 0, 0, 0, 0x8000000000000000 },
-	{ 0xffffffffffffffd9, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff },
-	{ 0xffffffffffffffda, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff },
-	{ 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff },
-	{ 0xaeb8413b7c7aebe0, 0x6ac49ff1fae35616, 0xfdb1329ceb8d09da, 0x00b8495f16056286 },
-	{ 0x248c50a3bc959c5f, 0x5bef839c55b1d0b1, 0x868e1c58c45c4404, 0x57119fd0dd4e22d8 },
+/* two u of order 8 (tests/crypto/test-x25519.c's small-order list) */
+static const char *const order8[] = {
+	"e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
+	"5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
 };
-#define N_SPECIAL (sizeof special / sizeof special[0])
 
-static void rnd_bytes(uint8_t b[32])
+/* Case n's u: every entry of the harness's weird table (0, 1, p - 1, p,
+ * p + 1, 2^255 - 1, 2^256 - 1, ...) in turn, the order-8 points, or a
+ * random value (weird ones, near them, or uniform). */
+static void case_u(uint8_t u[32], int n)
 {
-	for (int i = 0; i < 32; i += 8) {
-		uint64_t a = rnd();
-		for (int j = 0; j < 8; j++)
-			b[i + j] = (uint8_t)(a >> (8 * j));
-	}
-}
-
-static void limbs_to_bytes(uint8_t b[32], const uint64_t v[4])
-{
-	for (int i = 0; i < 32; i++)
-		b[i] = (uint8_t)(v[i / 8] >> (8 * (i % 8)));
+	size_t nw = th_weird32_count();
+	if (n % 2 == 1 && (size_t)(n / 2) < nw)
+		th_weird32(u, (size_t)(n / 2));
+	else if (n % 8 == 2)
+		assert_int_equal(th_hex_decode(u, 32, order8[(n / 8) % 2]), 0);
+	else
+		th_rand_weird32(u);
 }
 
 /* the routines under test: the twin, and the IFMA routine when it runs */
@@ -106,12 +82,14 @@ static void test_ifma_vs_twin(void **state)
 	for (int n = 0; n < 600; n++) {
 		fe64 x1, a2, b2, az, bz;
 		uint64_t w[4];
+		uint8_t u[32];
+		case_u(u, n);
 		for (int i = 0; i < 4; i++) {
-			x1.v[i] = rnd();
-			w[i] = rnd();
+			x1.v[i] = 0;
+			for (int j = 7; j >= 0; j--)
+				x1.v[i] = x1.v[i] << 8 | u[8 * i + j];
+			w[i] = th_rand64();
 		}
-		if (n % 3 == 1)
-			memcpy(x1.v, special[(n / 3) % N_SPECIAL], 32);
 		if (n % 5 == 2)
 			memset(w, n % 2 ? 0xff : 0, sizeof w);
 		x25519_lanes_generic(&a2, &az, &x1, w);
@@ -128,10 +106,8 @@ static void test_vs_ladders(void **state)
 	(void)state;
 	for (int n = 0; n < 400; n++) {
 		uint8_t k[32], u[32], o51[32], o64[32], o[32];
-		rnd_bytes(k);
-		rnd_bytes(u);
-		if (n % 2 == 1)
-			limbs_to_bytes(u, special[(n / 2) % N_SPECIAL]);
+		th_randbytes(k, sizeof k);
+		case_u(u, n);
 		if (n % 7 == 3)
 			memset(k, n % 2 ? 0xff : 0, sizeof k);
 		x25519_ladder51(o51, k, u);
@@ -209,11 +185,7 @@ static void test_rfc7748(void **state)
 
 int main(void)
 {
-	const char *seed = getenv("SIGIL_TEST_SEED");
-	rng_state = seed != NULL ? strtoull(seed, NULL, 0) : 1;
-	if (rng_state == 0)
-		rng_state = 1;
-	printf("# SIGIL_TEST_SEED=%llu\n", (unsigned long long)rng_state);
+	th_rng_init();
 
 	setup();
 	const struct CMUnitTest twin[] = {

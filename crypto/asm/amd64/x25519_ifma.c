@@ -51,27 +51,6 @@ __attribute__((visibility("hidden"))) void x25519_ifma_ladder(fe64 *x2, fe64 *z2
 
 #include "fe64/x25519_lanes_body.h"
 
-#undef LN_V
-#undef LN_F
-#undef LN_INLINE
-#undef LN_ENTRY_ATTR
-#undef LN_ENTRY_NAME
-#undef LN_ADD
-#undef LN_SUB
-#undef LN_AND
-#undef LN_XOR
-#undef LN_SRL
-#undef LN_SLL
-#undef LN_MLO
-#undef LN_MHI
-#undef LN_PERM
-#undef LN_ZPERM
-#undef LN_PERMV
-#undef LN_BLEND
-#undef LN_MADD
-#undef LN_MSUB
-#undef LN_SET
-#undef LN_LANE
 
 x25519_lanes_fn *x25519_lanes_probe(void)
 {
