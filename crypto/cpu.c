@@ -5,9 +5,10 @@
  * files, no #ifdef): crypto/asm/<arch>/fe64_select.c or asm/none.c for the
  * fe64 field and point assembly, asm/amd64/ge64_scan_avx2.c or
  * asm/ge64_scan_none.c for the comb's table scan, asm/amd64/msm_ifma.c or
- * asm/msm_ifma_none.c for batch verification's IFMA lanes; the amd64
- * probes ask CPUID (BMI2 + ADX; AVX2; AVX-512 F + IFMA, with the OS's
- * XGETBV), the arm64 one needs no question (base A64).
+ * asm/msm_ifma_none.c for batch verification's IFMA lanes,
+ * asm/amd64/x25519_ifma.c or asm/x25519_ifma_none.c for the X25519 ladder
+ * with IFMA; the amd64 probes ask CPUID (BMI2 + ADX; AVX2; AVX-512 F +
+ * IFMA, and VL for the ladder, with the OS's XGETBV), the arm64 one needs no question (base A64).
  *
  * The choice: the 4 x 64-bit backend (crypto/fe64/) with those parts when
  * the field assembly runs here (amd64 with ADX, every arm64), else the
@@ -47,6 +48,9 @@ static void cpu_probe(void)
 	cpu_fe64_impl.scan = scan != NULL ? scan : ge64_scan_generic;
 	cpu_fe64_impl.pow_lanes = msm_pow22523_lanes_probe();
 	cpu_fe64_impl.om_lanes = msm_odd_multiples_lanes_probe();
+	/* the IFMA ladder only beside the fe64 assembly: the backend is ref51's
+	 * otherwise (no ADX, or Valgrind) */
+	cpu_fe64_impl.x25519 = cpu_ge64_asm != NULL ? x25519_lanes_probe() : NULL;
 
 	if (cpu_ge64_asm != NULL) {
 		cpu_fe64_backend = backend_fe64;

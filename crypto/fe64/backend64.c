@@ -49,6 +49,43 @@ static uint64_t b64_bits_ops(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t s
 	return swap;
 }
 
+/* RFC 7748 decodeScalar25519: the clamped scalar as little-endian words */
+static void b64_clamp(uint64_t w[4], const uint8_t scalar[32])
+{
+	uint8_t k[32];
+
+	memcpy(k, scalar, 32);
+	k[0] &= 248;
+	k[31] &= 127;
+	k[31] |= 64;
+	for (int i = 0; i < 4; i++) {
+		w[i] = 0;
+		for (int j = 7; j >= 0; j--)
+			w[i] = (w[i] << 8) | k[8 * i + j];
+	}
+	sigil_wipe(k, sizeof k);
+}
+
+/* out = x2 / z2, in radix 2^51: the binary-GCD inversion of fe_inv.c is
+ * faster than a Fermat power in either radix. */
+static void b64_x25519_finish(uint8_t out[32], const fe64 *x2, const fe64 *z2)
+{
+	uint8_t bx[32], bz[32];
+	fe x, z;
+
+	fe64_tobytes(bx, x2);
+	fe64_tobytes(bz, z2);
+	fe_frombytes(&x, bx);
+	fe_frombytes(&z, bz);
+	fe_invert_safegcd(&z, &z);
+	fe_mul_ttt(&x, &x, &z);
+	fe_tobytes(out, &x);
+	sigil_wipe(bx, sizeof bx);
+	sigil_wipe(bz, sizeof bz);
+	sigil_wipe(&x, sizeof x);
+	sigil_wipe(&z, sizeof z);
+}
+
 /* The X25519 ladder on fe64 (radix 2^64, values < 2^256): the steps with
  * ops (the assembly, or its C twins for tests), the final division in
  * ref51's fe.h.
@@ -58,20 +95,11 @@ static uint64_t b64_bits_ops(fe64_ladder *st, uint64_t w, uint64_t n, uint64_t s
 void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32],
                      const fe64_ops *ops)
 {
-	uint8_t k[32];
 	fe64_ladder st;
 	uint64_t swap = 0, mask;
 	uint64_t w[4];
 
-	memcpy(k, scalar, 32);
-	k[0] &= 248; /* RFC 7748 decodeScalar25519 */
-	k[31] &= 127;
-	k[31] |= 64;
-	for (int i = 0; i < 4; i++) {
-		w[i] = 0;
-		for (int j = 7; j >= 0; j--)
-			w[i] = (w[i] << 8) | k[8 * i + j];
-	}
+	b64_clamp(w, scalar);
 	memset(&st, 0, sizeof st);
 	fe64_frombytes(&st.x1, u); /* bit 255 of u ignored; u >= p accepted */
 	st.x2.v[0] = 1;            /* (x2 : z2) = (1 : 0) */
@@ -93,28 +121,29 @@ void x25519_ladder64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[
 	mask = ct_mask_u64(swap);
 	fe64_cswap(&st.x2, &st.x3, mask);
 	fe64_cswap(&st.z2, &st.z3, mask);
+	b64_x25519_finish(out, &st.x2, &st.z2);
 
-	/* u = x2 / z2, in radix 2^51: the binary-GCD inversion of fe_inv.c
-	 * is faster than a Fermat power in either radix. */
-	uint8_t bx[32], bz[32];
-	fe x, z;
-	fe64_tobytes(bx, &st.x2);
-	fe64_tobytes(bz, &st.z2);
-	fe_frombytes(&x, bx);
-	fe_frombytes(&z, bz);
-	fe_invert_safegcd(&z, &z);
-	fe_mul_ttt(&x, &x, &z);
-	fe_tobytes(out, &x);
-
-	sigil_wipe(k, sizeof k);
 	sigil_wipe(w, sizeof w);
 	sigil_wipe(&st, sizeof st);
-	sigil_wipe(bx, sizeof bx);
-	sigil_wipe(bz, sizeof bz);
-	sigil_wipe(&x, sizeof x);
-	sigil_wipe(&z, sizeof z);
 	sigil_wipe(&swap, sizeof swap);
 	sigil_wipe(&mask, sizeof mask);
+}
+
+void x25519_lanes64(uint8_t out[32], const uint8_t scalar[32], const uint8_t u[32],
+                    x25519_lanes_fn *ladder)
+{
+	fe64 x1, x2, z2;
+	uint64_t w[4];
+
+	b64_clamp(w, scalar);
+	fe64_frombytes(&x1, u); /* bit 255 of u ignored; u >= p accepted */
+	ladder(&x2, &z2, &x1, w);
+	b64_x25519_finish(out, &x2, &z2);
+
+	sigil_wipe(w, sizeof w);
+	sigil_wipe(&x1, sizeof x1);
+	sigil_wipe(&x2, sizeof x2);
+	sigil_wipe(&z2, sizeof z2);
 }
 
 static const fe64_impl *b64_impl(const backend *be)
@@ -134,7 +163,12 @@ static void b64_fe_from64(fe *r, const fe64 *f)
 
 static void b64_x25519(const backend *be, uint8_t out[32], const uint8_t k[32], const uint8_t u[32])
 {
-	x25519_ladder64(out, k, u, b64_impl(be)->fe);
+	const fe64_impl *im = b64_impl(be);
+
+	if (im->x25519 != NULL)
+		x25519_lanes64(out, k, u, im->x25519);
+	else
+		x25519_ladder64(out, k, u, im->fe);
 }
 
 /* The fixed base on fe64 to the end (comb, inversion, encoding): no

@@ -13,7 +13,12 @@
  * twin and AVX2 (forced too; with both the assembly and AVX2 the comb
  * runs ge64_madd_scan_adx, the next row's scan woven into the step). Any secret-dependent branch or
  * address makes Valgrind exit 99. The results are checked against the
- * radix-2^51 code (what cpu.c chooses under Valgrind). TAP output.
+ * radix-2^51 code (what cpu.c chooses under Valgrind). The four-lane
+ * X25519 ladder runs as its portable C twin (the same body as the AVX-512
+ * IFMA routine, which Valgrind cannot run: tests/asm/check-ifma-ct.py reads
+ * that one's object code), with both the scalar and u secret; and the IFMA
+ * probe must answer NULL here (Valgrind hides AVX-512 from CPUID), so that
+ * no ctgrind run of the library takes a path it cannot check. TAP output.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +34,7 @@
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
 #include "fe64/ge64_table.h"
+#include "fe64/x25519_lanes.h"
 
 static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, fe64_sq_n_adx,
                                  "adx" };
@@ -151,7 +157,10 @@ static int host_has_avx2(void)
 	return found;
 }
 
-static int check_ladder(const fe64_ops *ops)
+/* x25519_ladder64 with ops, or (lanes not NULL) x25519_lanes64 with
+ * lanes, the four-lane ladder, whose u is secret too (the whole ladder
+ * state derives from it) */
+static int check_ladder(const fe64_ops *ops, x25519_lanes_fn *lanes)
 {
 	int ok = 1;
 	for (int n = 0; n < 2; n++) {
@@ -162,7 +171,13 @@ static int check_ladder(const fe64_ops *ops)
 		}
 		x25519_ladder51(o1, k, u);
 		CT_SECRET(k, sizeof k);
-		x25519_ladder64(o2, k, u, ops);
+		if (lanes != NULL) {
+			CT_SECRET(u, sizeof u);
+			x25519_lanes64(o2, k, u, lanes);
+			CT_DECLASSIFY(u, sizeof u);
+		} else {
+			x25519_ladder64(o2, k, u, ops);
+		}
 		CT_DECLASSIFY(o2, sizeof o2);
 		CT_DECLASSIFY(k, sizeof k);
 		ok &= memcmp(o1, o2, 32) == 0;
@@ -174,7 +189,7 @@ int main(void)
 {
 	int adx = host_has_adx();
 	int failed = 0;
-	printf("1..8\n");
+	printf("1..10\n");
 #define REPORT(i, ok, what)                                         \
 	do {                                                        \
 		int ok_ = (ok);                                     \
@@ -182,10 +197,10 @@ int main(void)
 		printf("%s %d - %s\n", ok_ ? "ok" : "not ok", i, what); \
 	} while (0)
 	REPORT(1, check_base(&ge64_ops_generic), "ge64_scalarmult_base, C twins, secret scalar");
-	REPORT(2, check_ladder(&fe64_ops_generic), "x25519_ladder64, C twins, secret scalar");
+	REPORT(2, check_ladder(&fe64_ops_generic, NULL), "x25519_ladder64, C twins, secret scalar");
 	if (adx) {
 		REPORT(3, check_base(&adx_ge), "ge64_scalarmult_base, assembly forced, secret scalar");
-		REPORT(4, check_ladder(&adx_fe), "x25519_ladder64, assembly forced, secret scalar");
+		REPORT(4, check_ladder(&adx_fe, NULL), "x25519_ladder64, assembly forced, secret scalar");
 	} else {
 		printf("ok 3 # SKIP the host has no BMI2/ADX\n");
 		printf("ok 4 # SKIP the host has no BMI2/ADX\n");
@@ -204,5 +219,8 @@ int main(void)
 		       "ge64_base_encode and ge64_base_mont_u, assembly and AVX2 forced, secret scalar");
 	else
 		printf("ok 8 # SKIP the host has no BMI2/ADX or no AVX2\n");
+	REPORT(9, check_ladder(NULL, x25519_lanes_generic), "x25519_lanes64 with the C twin of the IFMA ladder, secret scalar and u");
+	REPORT(10, x25519_lanes_probe() == NULL && cpu_fe64()->x25519 == NULL,
+	       "under Valgrind the IFMA probe answers NULL and cpu.c does not take the IFMA ladder");
 	return failed;
 }

@@ -15,6 +15,7 @@
 #define X86_AVX512F (1u << 16)
 #define X86_ADX (1u << 19)
 #define X86_AVX512IFMA (1u << 21)
+#define X86_AVX512VL (1u << 31)
 /* XCR0 bits: the OS saves this register state */
 #define X86_XCR0_YMM 0x06u    /* XMM, YMM */
 #define X86_XCR0_ZMM 0xe6u    /* XMM, YMM, opmask, ZMM0-15 upper, ZMM16-31 */
