@@ -116,17 +116,20 @@ static void ref51_scalarmult_base(const backend *be, ge_p3 *h, const uint8_t a[3
 	ge_scalarmult_base(h, a);
 }
 
-static int ref51_frombytes_vartime(const backend *be, ge_p3 *h, const uint8_t s[32], int zip215)
+static int ref51_verify_vartime(const backend *be, const uint8_t *const enc[2],
+                                const uint8_t (*a)[32], const int neg[2], const uint8_t b[32],
+                                int zip215)
 {
+	ge_p3 P[2], r;
 	(void)be;
-	return zip215 ? ge_frombytes_zip215(h, s) : ge_frombytes(h, s);
-}
-
-static void ref51_double_scalarmult_vartime(const backend *be, ge_p2 *r, const uint8_t a[32],
-                                            const ge_p3 *A, const uint8_t b[32])
-{
-	(void)be;
-	ge_double_scalarmult_vartime(r, a, A, b);
+	for (int i = 0; i < 2; i++) {
+		if ((zip215 ? ge_frombytes_zip215(&P[i], enc[i]) : ge_frombytes(&P[i], enc[i])) != 0)
+			return -1;
+		if (neg[i])
+			ge_p3_neg(&P[i], &P[i]);
+	}
+	ge_multi_scalarmult_vartime(&r, a, P, 2, b);
+	return zip215 ? ge_is_small_order(&r) : ge_p3_is_identity(&r);
 }
 
 /* The batch equation: every term's point negated in place (idx[t] >= t,
@@ -172,7 +175,6 @@ const backend backend_ref51 = {
 	.impl = NULL,
 	.x25519 = ref51_x25519,
 	.scalarmult_base = ref51_scalarmult_base,
-	.frombytes_vartime = ref51_frombytes_vartime,
-	.double_scalarmult_vartime = ref51_double_scalarmult_vartime,
+	.verify_vartime = ref51_verify_vartime,
 	.batch_vartime = ref51_batch_vartime,
 };

@@ -17,6 +17,9 @@ every field value reduced mod p.
 and, into OUTPUT64 (ge64_table.h), for the 4x64 point code (crypto/fe64/ge64.c)
 in radix 2^64 limbs:
   ge64_bi8[j]          = ge_bi8[j]
+  ge64_bi8_hi[j]       = (2j + 1) * 2^128 * B   for j < 64 (the upper half
+                                          of a split B scalar in verification:
+                                          ge64_triple_scalarmult_vartime)
   ge64_comb[i][j]      = (j + 1) * 2^(P W i) * B   for i < ROWS, j < 2^(W-1)
 (the fixed-base comb of ge64_scalarmult_base: signed radix-2^W digits, P
 digit positions per row, P passes; W = GE64_COMB_W, P = GE64_COMB_PASSES,
@@ -106,6 +109,8 @@ def ge64_table(B):
            " * `meson compile -C <build> regen-tables`.",
            " *",
            " * ge64_bi8[j] = (2j + 1) B (j < 64): ge_bi8 of ge_table.h;",
+           " * ge64_bi8_hi[j] = (2j + 1) 2^128 B (j < 64): the upper half of a split",
+           " * B scalar in verification (ge64_triple_scalarmult_vartime);",
            " * ge64_comb[i][j] = (j + 1) 2^(GE64_COMB_PASSES GE64_COMB_W i) B (i <",
            " * GE64_COMB_ROWS,",
            " * j < GE64_COMB_N): the fixed-base comb of ge64_scalarmult_base;",
@@ -128,6 +133,17 @@ def ge64_table(B):
     for j in range(64):
         out.append(precomp64_literal(q, 1) + ",")
         q = add(q, B2)
+    out.append("};")
+    out.append("")
+    out.append("static const ge64_precomp ge64_bi8_hi[64] = {")
+    H = B
+    for _ in range(128):
+        H = add(H, H)
+    H2 = add(H, H)
+    q = H
+    for j in range(64):
+        out.append(precomp64_literal(q, 1) + ",")
+        q = add(q, H2)
     out.append("};")
     out.append("")
     out.append("static _Alignas(32) const ge64_precomp ge64_comb[GE64_COMB_ROWS][GE64_COMB_N] = {")
