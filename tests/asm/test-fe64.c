@@ -587,22 +587,35 @@ static void test_ge_multi_scalarmult(void **state)
 
 /* fe64_pow22523 (C twins and assembly): the same limbs, and h^8 f^4 = 1
  * (h = f^((p-5)/8), so h^8 = f^(p-5) = f^-4) for f != 0 mod p; checked
- * with the radix-2^51 field. */
+ * with the radix-2^51 field. fe64_pow22523_2 (both tables): the same limbs
+ * for each of its two inputs, here f and the previous f. */
 static void test_fe64_pow22523(void **state)
 {
 	(void)state;
 	const fe64_ops *adx = fe64_ops_asm();
+	fe64 prev = { { 2, 0, 0, 0 } }, hprev;
+	fe64_pow22523(&hprev, &prev, &fe64_ops_generic);
 	for (int n = 0; n < 300; n++) {
-		fe64 f, h1, h2;
+		fe64 f, h1, h2, two[2], htwo[2];
 		if (n < (int)N_SPECIAL)
 			memcpy(f.v, special[n], 32);
 		else
 			rnd_fe64(f.v);
 		fe64_pow22523(&h1, &f, &fe64_ops_generic);
+		two[0] = f;
+		two[1] = prev;
+		fe64_pow22523_2(htwo, two, &fe64_ops_generic);
+		assert_memory_equal(&htwo[0], &h1, sizeof h1);
+		assert_memory_equal(&htwo[1], &hprev, sizeof h1);
 		if (adx != NULL) {
 			fe64_pow22523(&h2, &f, adx);
 			assert_memory_equal(&h1, &h2, sizeof h1);
+			fe64_pow22523_2(htwo, two, adx);
+			assert_memory_equal(&htwo[0], &h1, sizeof h1);
+			assert_memory_equal(&htwo[1], &hprev, sizeof h1);
 		}
+		prev = f;
+		hprev = h1;
 		fe a, b, c;
 		uint8_t s[32], one[32] = { 1 }, zero[32] = { 0 };
 		to_fe51(&a, h1.v);
