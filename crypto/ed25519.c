@@ -10,8 +10,9 @@
  * Verification is variable time on public inputs only.
  *
  * The curve work is the backend's (backend.h: cpu.c's choice): the fixed
- * base, decoding, [S]B - [k]A and the point half of batch equations; the
- * protocol (hashes, scalars, policies, encodings) is here.
+ * base, decoding A and R and the point equation of one verification, and
+ * the point half of batch equations; the protocol (hashes, scalars
+ * including verification's half-size ones, policies, encodings) is here.
  */
 #include <stddef.h>
 #include <stdint.h>

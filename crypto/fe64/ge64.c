@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ge64.c - the C twins of the ge64 assembly, and the variable-base double
- * scalar multiplication of verification on fe64 points (ge64.h). The point
+ * ge64.c - the C twins of the ge64 assembly, and the variable-base scalar
+ * multiplication of verification (two points and B) on fe64 points
+ * (ge64.h). The point
  * formulas are those of ge.c (ref10), step for step, in the order of the
  * generator (crypto/asm/gen/gen_fe64_amd64.py, gen_ge_all), so that the
  * twins give the same limbs.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ge64.h - edwards25519 points on fe64 (radix 2^64, fe64.h): the fixed-base
- * comb, the double scalar multiplication of verification and the points of
+ * comb, the scalar multiplication of verification and the points of
  * msm.h, in the 4 x 64-bit backend (internal to libsigil-crypto).
  *
  * The same coordinate systems and formulas as ge.h (ref10), operation for
@@ -14,7 +14,7 @@
  *
  * Aliasing: r must not be the same object as p (the conversions and the
  * additions write r before they have read all of p). Timing: constant
- * time; ge64_double_scalarmult_vartime is not (public inputs only).
+ * time; ge64_triple_scalarmult_vartime is not (public inputs only).
  */
 #ifndef SIGIL_GE64_H
 #define SIGIL_GE64_H
