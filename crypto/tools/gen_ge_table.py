@@ -126,26 +126,19 @@ def ge64_table(B):
            "#define GE64_COMB_DIGITS %d" % COMB_DIGITS,
            "#define GE64_COMB_ROWS %d" % COMB_ROWS,
            "#define GE64_COMB_N %d" % n,
-           "",
-           "static const ge64_precomp ge64_bi8[64] = {"]
-    B2 = add(B, B)
-    q = B
-    for j in range(64):
-        out.append(precomp64_literal(q, 1) + ",")
-        q = add(q, B2)
-    out.append("};")
-    out.append("")
-    out.append("static const ge64_precomp ge64_bi8_hi[64] = {")
+           ""]
     H = B
     for _ in range(128):
         H = add(H, H)
-    H2 = add(H, H)
-    q = H
-    for j in range(64):
-        out.append(precomp64_literal(q, 1) + ",")
-        q = add(q, H2)
-    out.append("};")
-    out.append("")
+    for name, base in (("ge64_bi8", B), ("ge64_bi8_hi", H)):
+        out.append("static const ge64_precomp %s[64] = {" % name)
+        base2 = add(base, base)
+        q = base
+        for j in range(64):
+            out.append(precomp64_literal(q, 1) + ",")
+            q = add(q, base2)
+        out.append("};")
+        out.append("")
     out.append("static _Alignas(32) const ge64_precomp ge64_comb[GE64_COMB_ROWS][GE64_COMB_N] = {")
     row_base = B
     for i in range(COMB_ROWS):
