@@ -120,15 +120,24 @@ static int ref51_verify_vartime(const backend *be, const uint8_t *const enc[2],
                                 const uint8_t (*a)[32], const int neg[2], const uint8_t b[32],
                                 int zip215)
 {
-	ge_p3 P[2], r;
+	/* A, R and 2^128 B with a[0], a[1] and b div 2^128; B with b mod
+	 * 2^128: a chain as long as the longest (about 128 bits for
+	 * verification's half-size scalars) */
+	ge_p3 P[3], r;
+	uint8_t s[3][32], lo[32] = { 0 };
 	(void)be;
 	for (int i = 0; i < 2; i++) {
 		if ((zip215 ? ge_frombytes_zip215(&P[i], enc[i]) : ge_frombytes(&P[i], enc[i])) != 0)
 			return -1;
 		if (neg[i])
 			ge_p3_neg(&P[i], &P[i]);
+		memcpy(s[i], a[i], 32);
 	}
-	ge_multi_scalarmult_vartime(&r, a, P, 2, b);
+	ge_p3_b128(&P[2]);
+	memset(s[2], 0, 32);
+	memcpy(s[2], b + 16, 16);
+	memcpy(lo, b, 16);
+	ge_multi_scalarmult_vartime(&r, (const uint8_t (*)[32])s, P, 3, lo);
 	return zip215 ? ge_is_small_order(&r) : ge_p3_is_identity(&r);
 }
 

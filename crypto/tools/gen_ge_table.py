@@ -11,6 +11,8 @@ Tables:
   ge_base[i][j] = (j + 1) * 16^(2i) * B   for i < 32, j < 8
   ge_bi8[j]     = (2j + 1) * B            for j < 64 (the B side of
                                           verification: width-8 NAF)
+  ge_b128       = 2^128 * B as a ge_p3 (X, Y, 1, XY): the upper half of a
+                  split B scalar in verification (ref51/backend51.c)
 each stored as a ge_precomp (y + x, y - x, 2 d x y) in radix 2^51 limbs,
 every field value reduced mod p.
 
@@ -176,7 +178,8 @@ def main():
     out.append(" *")
     out.append(" * ge_base[i][j] = (j + 1) 16^(2i) B and ge_bi8[j] = (2j + 1) B (j < 64, for")
     out.append(" * width-8 NAF digits), as ge_precomp")
-    out.append(" * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs. */")
+    out.append(" * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs; ge_b128 = 2^128 B")
+    out.append(" * as a ge_p3 (X, Y, 1, XY). */")
     out.append("#ifndef SIGIL_GE_TABLE_H")
     out.append("#define SIGIL_GE_TABLE_H")
     out.append("")
@@ -202,6 +205,15 @@ def main():
     for j in range(64):
         out.append(precomp_literal(q, 1) + ",")
         q = add(q, B2)
+    out.append("};")
+    out.append("")
+    H = B
+    for _ in range(128):
+        H = add(H, H)
+    assert on_curve(H)
+    out.append("static const ge_p3 ge_b128 = {")
+    for v in (H[0], H[1], 1, H[0] * H[1]):
+        out.append("\t" + fe_literal(v) + ",")
     out.append("};")
     out.append("")
     out.append("#endif /* SIGIL_GE_TABLE_H */")
