@@ -209,25 +209,15 @@ static void ge64_triple_digits(ge64_p1p1 *t, ge64_p3 *u, signed char (*naf)[WNAF
                                ge64_cached (*tab)[8], const ge64_ops *ops)
 {
 	static const ge64_precomp *const fixed[2] = { ge64_bi8, ge64_bi8_hi };
-	for (int k = 0; k < 2; k++) {
-		int dg = naf[k][i];
+	for (int k = 0; k < 4; k++) {
+		int dg = naf[k][i], j = (dg > 0 ? dg : -dg) / 2;
 		if (dg == 0)
 			continue;
 		ops->p1p1_to_p3(u, t);
-		if (dg > 0)
-			ops->add(t, u, &tab[k][dg / 2]);
+		if (k < 2)
+			(dg > 0 ? ops->add : ops->sub)(t, u, &tab[k][j]);
 		else
-			ops->sub(t, u, &tab[k][(-dg) / 2]);
-	}
-	for (int k = 0; k < 2; k++) {
-		int dg = naf[2 + k][i];
-		if (dg == 0)
-			continue;
-		ops->p1p1_to_p3(u, t);
-		if (dg > 0)
-			ops->madd(t, u, &fixed[k][dg / 2]);
-		else
-			ops->msub(t, u, &fixed[k][(-dg) / 2]);
+			(dg > 0 ? ops->madd : ops->msub)(t, u, &fixed[k - 2][j]);
 	}
 }
 

@@ -73,6 +73,13 @@ def add(p1, p2):
     return (x3, y3)
 
 
+def times_2k(pt, k):
+    """2^k pt by k doublings."""
+    for _ in range(k):
+        pt = add(pt, pt)
+    return pt
+
+
 def limbs(v):
     return [(v >> (51 * i)) & MASK51 for i in range(5)]
 
@@ -102,6 +109,17 @@ def precomp64_literal(pt, indent):
     return pad + "{\n" + "".join(pad + "\t" + s + ",\n" for s in parts) + pad + "}"
 
 
+def odd_multiples_table(ctype, name, base, literal):
+    """The lines of `static const ctype name[64]`: (2j + 1) base, j < 64."""
+    out = ["static const %s %s[64] = {" % (ctype, name)]
+    base2 = add(base, base)
+    q = base
+    for j in range(64):
+        out.append(literal(q, 1) + ",")
+        q = add(q, base2)
+    return out + ["};", ""]
+
+
 def ge64_table(B):
     """ge64_table.h: ge64_bi8 and the comb ge64_comb, as ge64_precomp."""
     n = 1 << (COMB_W - 1)
@@ -129,18 +147,8 @@ def ge64_table(B):
            "#define GE64_COMB_ROWS %d" % COMB_ROWS,
            "#define GE64_COMB_N %d" % n,
            ""]
-    H = B
-    for _ in range(128):
-        H = add(H, H)
-    for name, base in (("ge64_bi8", B), ("ge64_bi8_hi", H)):
-        out.append("static const ge64_precomp %s[64] = {" % name)
-        base2 = add(base, base)
-        q = base
-        for j in range(64):
-            out.append(precomp64_literal(q, 1) + ",")
-            q = add(q, base2)
-        out.append("};")
-        out.append("")
+    out += odd_multiples_table("ge64_precomp", "ge64_bi8", B, precomp64_literal)
+    out += odd_multiples_table("ge64_precomp", "ge64_bi8_hi", times_2k(B, 128), precomp64_literal)
     out.append("static _Alignas(32) const ge64_precomp ge64_comb[GE64_COMB_ROWS][GE64_COMB_N] = {")
     row_base = B
     for i in range(COMB_ROWS):
@@ -199,17 +207,8 @@ def main():
             row_base = add(row_base, row_base)
     out.append("};")
     out.append("")
-    B2 = add(B, B)
-    out.append("static const ge_precomp ge_bi8[64] = {")
-    q = B
-    for j in range(64):
-        out.append(precomp_literal(q, 1) + ",")
-        q = add(q, B2)
-    out.append("};")
-    out.append("")
-    H = B
-    for _ in range(128):
-        H = add(H, H)
+    out += odd_multiples_table("ge_precomp", "ge_bi8", B, precomp_literal)
+    H = times_2k(B, 128)
     assert on_curve(H)
     out.append("static const ge_p3 ge_b128 = {")
     for v in (H[0], H[1], 1, H[0] * H[1]):
