@@ -63,13 +63,16 @@ struct backend {
 	 * is not declassified. The fixed base ends in an encoding so that a
 	 * backend keeps its own radix to the end. */
 	void (*base_mont_u)(const backend *be, uint8_t u[32], const uint8_t a[32]);
-	/* h = the point s encodes: 0, or -1 (h untouched) when it is not on
-	 * the curve; zip215 = 0 takes ge_frombytes's decisions, 1
-	 * ge_frombytes_zip215's. Public input (verification). */
-	int (*frombytes_vartime)(const backend *be, ge_p3 *h, const uint8_t s[32], int zip215);
-	/* r = a A + b B, a and b any 256-bit integers. Public inputs. */
-	void (*double_scalarmult_vartime)(const backend *be, ge_p2 *r, const uint8_t a[32],
-	                                  const ge_p3 *A, const uint8_t b[32]);
+	/* The point half of one verification: decodes A = enc[0] and R =
+	 * enc[1] (zip215 = 0: ge_frombytes's decisions; 1:
+	 * ge_frombytes_zip215's) and returns 1 when
+	 *   b B + (-1)^neg[0] a[0] A + (-1)^neg[1] a[1] R
+	 * is the identity (zip215 = 0) or of small order (its [8] is the
+	 * identity: zip215 = 1), 0 when it is not, -1 when A or R does not
+	 * decode. a[0], a[1] and b any 256-bit integers (little-endian). Public
+	 * inputs. */
+	int (*verify_vartime)(const backend *be, const uint8_t *const enc[2], const uint8_t (*a)[32],
+	                      const int neg[2], const uint8_t b[32], int zip215);
 	/* The point half of a batch equation: decodes the n <=
 	 * BACKEND_BATCH_MAX encodings enc[i] with ZIP215's rules into ok[i],
 	 * asks terms(arg, ...) for the equation, and returns 1 when

@@ -10,8 +10,9 @@
  * Verification is variable time on public inputs only.
  *
  * The curve work is the backend's (backend.h: cpu.c's choice): the fixed
- * base, decoding, [S]B - [k]A and the point half of batch equations; the
- * protocol (hashes, scalars, policies, encodings) is here.
+ * base, decoding A and R and the point equation of one verification, and
+ * the point half of batch equations; the protocol (hashes, scalars
+ * including verification's half-size ones, policies, encodings) is here.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -242,32 +243,52 @@ static void challenge(uint8_t k[32], const dom2 *d, const uint8_t R[32], const u
 	sc_reduce(k, h);
 }
 
+/* The point equation of both policies, D = [S]B - [k]A - R = identity
+ * (zip215 = 0) or of small order (zip215 = 1), on the backend: with
+ * sc_half_vartime's c0 = k c1 (mod 8L), c1 odd and |c1| < L, both about
+ * 128 bits,
+ *   c1 D = [c1 S mod L]B - [c0]A - [c1]R
+ * exactly (B has order L; the order of A divides 8L), and since gcd(c1,
+ * 8L) = 1, c1 D is the identity (or of small order) exactly when D is:
+ * one chain of about 128 doublings instead of 253, R decoded instead of
+ * [S]B - [k]A encoded (an inversion), and no field inversion at all.
+ * 0 if it holds, -1 if not or if A or R does not decode. */
+static int verify_equation(const uint8_t sig[64], const uint8_t pk[32], const uint8_t k[32],
+                           int zip215)
+{
+	const uint8_t *enc[2] = { pk, sig };
+	uint8_t a[2][32], b[32];
+	const backend *be = backend_get();
+
+	int c1neg = sc_half_vartime(a[0], a[1], k);
+	sc_mul(b, a[1], sig + 32);
+	if (c1neg)
+		sc_neg(b, b);
+	/* - [c0]A, and -[c1]R as -[|c1|]R (c1 > 0) or [|c1|]R (c1 < 0) */
+	const int neg[2] = { 1, !c1neg };
+	return be->verify_vartime(be, enc, (const uint8_t (*)[32])a, neg, b, zip215) == 1 ? 0 : -1;
+}
+
 /* STRICT: libsodium 1.0.18 crypto_sign_verify_detached's decisions
  * (crypto_sign/ed25519/ref10/open.c): S < L; R not of small order (by its
  * encoding); A canonical, not of small order, and on the curve; then the
- * canonical encoding of [S]B - [k]A must equal the 32 bytes of R (so a
- * non-canonical R never verifies). Variable time, public inputs. */
+ * canonical encoding of [S]B - [k]A must equal the 32 bytes of R, that is:
+ * R canonical, on the curve (x = 0 with the sign bit refused: such R are
+ * of small order anyway), and [S]B - [k]A = R as points. Variable time,
+ * public inputs. */
 static int verify_strict(const uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t mlen,
                          const uint8_t pk[32])
 {
-	ge_p3 A;
-	ge_p2 Q;
-	uint8_t k[32], rcheck[32];
-	const backend *be = backend_get();
+	uint8_t k[32];
 
 	if (!sc_is_canonical(sig + 32))
 		return -1;
-	if (ge_has_small_order(sig))
+	if (!ge_is_canonical(sig) || ge_has_small_order(sig))
 		return -1;
 	if (!ge_is_canonical(pk) || ge_has_small_order(pk))
 		return -1;
-	if (be->frombytes_vartime(be, &A, pk, 0) != 0)
-		return -1;
-	ge_p3_neg(&A, &A);
 	challenge(k, d, sig, pk, m, mlen);
-	be->double_scalarmult_vartime(be, &Q, k, &A, sig + 32); /* [S]B - [k]A */
-	ge_tobytes(rcheck, &Q);
-	return sigil_verify32(rcheck, sig);
+	return verify_equation(sig, pk, k, 0);
 }
 
 /* ZIP215 (https://zips.z.cash/zip-0215): S < L; A and R decoded with
@@ -277,33 +298,12 @@ static int verify_strict(const uint8_t sig[64], const dom2 *d, const uint8_t *m,
 static int verify_zip215(const uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t mlen,
                          const uint8_t pk[32])
 {
-	ge_p3 A, R, R8;
-	ge_p2 Q;
-	ge_p1p1 t;
-	fe a, b;
 	uint8_t k[32];
-	const backend *be = backend_get();
 
 	if (!sc_is_canonical(sig + 32))
 		return -1;
-	if (be->frombytes_vartime(be, &A, pk, 1) != 0 || be->frombytes_vartime(be, &R, sig, 1) != 0)
-		return -1;
-	ge_p3_neg(&A, &A);
 	challenge(k, d, sig, pk, m, mlen);
-	be->double_scalarmult_vartime(be, &Q, k, &A, sig + 32); /* [S]B - [k]A */
-	for (int i = 0; i < 3; i++) {
-		ge_p2_dbl(&t, &Q);
-		ge_p1p1_to_p2(&Q, &t);
-	}
-	ge_mul_by_cofactor(&R8, &R);
-	/* (X1:Y1:Z1) = (X2:Y2:Z2) iff X1 Z2 = X2 Z1 and Y1 Z2 = Y2 Z1 */
-	fe_mul_ttt(&a, &Q.X, &R8.Z);
-	fe_mul_ttt(&b, &R8.X, &Q.Z);
-	int eq = fe_equal(&a, &b);
-	fe_mul_ttt(&a, &Q.Y, &R8.Z);
-	fe_mul_ttt(&b, &R8.Y, &Q.Z);
-	eq &= fe_equal(&a, &b);
-	return eq ? 0 : -1;
+	return verify_equation(sig, pk, k, 1);
 }
 
 static int verify_core(const uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t mlen,

@@ -151,16 +151,6 @@ static const fe64_impl *b64_impl(const backend *be)
 	return be->impl;
 }
 
-/* fe64 -> fe (radix 2^51), through the canonical bytes (wiped: a
- * coordinate of the fixed base's secret multiple). */
-static void b64_fe_from64(fe *r, const fe64 *f)
-{
-	uint8_t s[32];
-	fe64_tobytes(s, f);
-	fe_frombytes(r, s);
-	sigil_wipe(s, sizeof s);
-}
-
 static void b64_x25519(const backend *be, uint8_t out[32], const uint8_t k[32], const uint8_t u[32])
 {
 	const fe64_impl *im = b64_impl(be);
@@ -185,32 +175,42 @@ static void b64_base_mont_u(const backend *be, uint8_t u[32], const uint8_t a[32
 	ge64_base_mont_u(u, a, im->ge, im->scan);
 }
 
-/* The ZIP215 decoding of msm.c for one point; STRICT (ge_frombytes) also
- * refuses x = 0 with the sign bit set. */
-static int b64_frombytes_vartime(const backend *be, ge_p3 *h, const uint8_t s[32], int zip215)
+/* A and R decoded by msm.c's ZIP215 decoding (the two square roots
+ * together); STRICT (ge_frombytes) also refuses x = 0 with the sign bit
+ * set. Then the sum on fe64 points with b split in halves over B and
+ * 2^128 B (ge64_triple_scalarmult_vartime), and the identity (X = 0, Y =
+ * Z) or small order tested on it. */
+static int b64_verify_vartime(const backend *be, const uint8_t *const enc[2],
+                              const uint8_t (*a)[32], const int neg[2], const uint8_t b[32],
+                              int zip215)
 {
 	static const uint8_t zero[32];
-	ge64_p3 P;
-	int ok;
-	uint8_t x[32];
+	const fe64_impl *im = b64_impl(be);
+	ge64_p3 P[2], r;
+	int ok[2];
+	uint8_t x[32], y[32];
 
-	msm_decode_zip215_vartime(&P, &ok, &s, 1, b64_impl(be));
-	if (!ok)
-		return -1;
-	fe64_tobytes(x, &P.X);
-	if (!zip215 && (s[31] >> 7) && memcmp(x, zero, 32) == 0)
-		return -1;
-	fe_frombytes(&h->X, x);
-	b64_fe_from64(&h->Y, &P.Y);
-	b64_fe_from64(&h->Z, &P.Z);
-	b64_fe_from64(&h->T, &P.T);
-	return 0;
-}
-
-static void b64_double_scalarmult_vartime(const backend *be, ge_p2 *r, const uint8_t a[32],
-                                          const ge_p3 *A, const uint8_t b[32])
-{
-	ge64_double_scalarmult_vartime(r, a, A, b, b64_impl(be)->ge);
+	msm_decode_zip215_vartime(P, ok, enc, 2, im);
+	for (int i = 0; i < 2; i++) {
+		if (!ok[i])
+			return -1;
+		if (!zip215 && (enc[i][31] >> 7)) {
+			fe64_tobytes(x, &P[i].X);
+			if (memcmp(x, zero, 32) == 0)
+				return -1;
+		}
+		if (neg[i])
+			msm_p3_neg(&P[i]);
+	}
+	ge64_triple_scalarmult_vartime(&r, a[0], &P[0], a[1], &P[1], b, im->ge);
+	if (zip215)
+		return msm_is_small_order_vartime(&r, im->ge);
+	fe64_tobytes(x, &r.X);
+	if (memcmp(x, zero, 32) != 0)
+		return 0;
+	fe64_tobytes(x, &r.Y);
+	fe64_tobytes(y, &r.Z);
+	return memcmp(x, y, 32) == 0;
 }
 
 /* The batch equation on the work space P, idx, scal of at least n entries:
@@ -279,7 +279,6 @@ const backend backend_fe64 = {
 	.x25519 = b64_x25519,
 	.base_encode = b64_base_encode,
 	.base_mont_u = b64_base_mont_u,
-	.frombytes_vartime = b64_frombytes_vartime,
-	.double_scalarmult_vartime = b64_double_scalarmult_vartime,
+	.verify_vartime = b64_verify_vartime,
 	.batch_vartime = b64_batch_vartime,
 };

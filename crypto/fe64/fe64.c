@@ -346,67 +346,85 @@ void fe64_invert(fe64 *h, const fe64 *f)
 	sigil_wipe(&x, sizeof x);
 }
 
-/* h = f^(2^n), n >= 1 a constant of the caller. */
-static void fe64_sq_n(fe64 *h, const fe64 *f, int n, const fe64_ops *ops)
+/* FE64_POW_WAYS chains at most in lockstep (fe64_pow22523_2). */
+#define FE64_POW_WAYS 2
+
+/* h[j] = f[j]^(2^n), j < k, n >= 1 a constant of the caller: one chain
+ * through ops->sq_n when there is one; k > 1 chains square by square in
+ * turn, so that the core overlaps their latencies (one squaring of each
+ * per round). */
+static void fe64_sq_n(fe64 *h, const fe64 *f, int k, int n, const fe64_ops *ops)
 {
-	if (ops->sq_n != NULL) {
+	if (k == 1 && ops->sq_n != NULL) {
 		ops->sq_n(h->v, f->v, (uint64_t)n);
 		return;
 	}
-	ops->sq(h->v, f->v);
+	for (int j = 0; j < k; j++)
+		ops->sq(h[j].v, f[j].v);
 	for (int i = 1; i < n; i++)
-		ops->sq(h->v, h->v);
+		for (int j = 0; j < k; j++)
+			ops->sq(h[j].v, h[j].v);
 }
 
-/* The head of the (p - 5) / 8 chain (ref51/fe_pow.c's, on fe64): out =
- * z^(2^250 - 1), z11 = z^11. */
-static void fe64_pow_2_250_1(fe64 *out, fe64 *z11, const fe64 *zin, const fe64_ops *ops)
+/* h[j] = f[j] g[j], j < k */
+static void fe64_mul_k(fe64 *h, const fe64 *f, const fe64 *g, int k, const fe64_ops *ops)
 {
-	fe64 z, z2, z9, z2_5_0, z2_10_0, z2_20_0, z2_50_0, z2_100_0, t;
-
-	z = *zin;
-	ops->sq(z2.v, z.v);                    /* 2 */
-	fe64_sq_n(&t, &z2, 2, ops);            /* 8 */
-	ops->mul(z9.v, t.v, z.v);              /* 9 */
-	ops->mul(z11->v, z9.v, z2.v);          /* 11 */
-	ops->sq(t.v, z11->v);                  /* 22 */
-	ops->mul(z2_5_0.v, t.v, z9.v);         /* 2^5 - 2^0 */
-	fe64_sq_n(&t, &z2_5_0, 5, ops);        /* 2^10 - 2^5 */
-	ops->mul(z2_10_0.v, t.v, z2_5_0.v);    /* 2^10 - 2^0 */
-	fe64_sq_n(&t, &z2_10_0, 10, ops);      /* 2^20 - 2^10 */
-	ops->mul(z2_20_0.v, t.v, z2_10_0.v);   /* 2^20 - 2^0 */
-	fe64_sq_n(&t, &z2_20_0, 20, ops);      /* 2^40 - 2^20 */
-	ops->mul(t.v, t.v, z2_20_0.v);         /* 2^40 - 2^0 */
-	fe64_sq_n(&t, &t, 10, ops);            /* 2^50 - 2^10 */
-	ops->mul(z2_50_0.v, t.v, z2_10_0.v);   /* 2^50 - 2^0 */
-	fe64_sq_n(&t, &z2_50_0, 50, ops);      /* 2^100 - 2^50 */
-	ops->mul(z2_100_0.v, t.v, z2_50_0.v);  /* 2^100 - 2^0 */
-	fe64_sq_n(&t, &z2_100_0, 100, ops);    /* 2^200 - 2^100 */
-	ops->mul(t.v, t.v, z2_100_0.v);        /* 2^200 - 2^0 */
-	fe64_sq_n(&t, &t, 50, ops);            /* 2^250 - 2^50 */
-	ops->mul(out->v, t.v, z2_50_0.v);      /* 2^250 - 2^0 */
-
-	/* powers of a secret */
-	sigil_wipe(&z, sizeof z);
-	sigil_wipe(&z2, sizeof z2);
-	sigil_wipe(&z9, sizeof z9);
-	sigil_wipe(&z2_5_0, sizeof z2_5_0);
-	sigil_wipe(&z2_10_0, sizeof z2_10_0);
-	sigil_wipe(&z2_20_0, sizeof z2_20_0);
-	sigil_wipe(&z2_50_0, sizeof z2_50_0);
-	sigil_wipe(&z2_100_0, sizeof z2_100_0);
-	sigil_wipe(&t, sizeof t);
+	for (int j = 0; j < k; j++)
+		ops->mul(h[j].v, f[j].v, g[j].v);
 }
 
-/* (p - 5) / 8 = 2^252 - 3: z^(2^250 - 1), 2 squarings, times z. */
+/* h[j] = f[j]^((p - 5) / 8) = f[j]^(2^252 - 3), j < k <= FE64_POW_WAYS:
+ * ref51/fe_pow.c's chain on fe64, z^(2^250 - 1), 2 squarings, times z;
+ * the k chains in lockstep. h may alias f. */
+static void fe64_pow22523_k(fe64 *h, const fe64 *f, int k, const fe64_ops *ops)
+{
+	fe64 z[FE64_POW_WAYS], z2[FE64_POW_WAYS], z9[FE64_POW_WAYS], z11[FE64_POW_WAYS];
+	fe64 z2_5_0[FE64_POW_WAYS], z2_10_0[FE64_POW_WAYS], z2_20_0[FE64_POW_WAYS];
+	fe64 z2_50_0[FE64_POW_WAYS], z2_100_0[FE64_POW_WAYS], t[FE64_POW_WAYS];
+
+	memcpy(z, f, (size_t)k * sizeof *f);
+	fe64_sq_n(z2, z, k, 1, ops);                 /* 2 */
+	fe64_sq_n(t, z2, k, 2, ops);                 /* 8 */
+	fe64_mul_k(z9, t, z, k, ops);                /* 9 */
+	fe64_mul_k(z11, z9, z2, k, ops);             /* 11 */
+	fe64_sq_n(t, z11, k, 1, ops);                /* 22 */
+	fe64_mul_k(z2_5_0, t, z9, k, ops);           /* 2^5 - 2^0 */
+	fe64_sq_n(t, z2_5_0, k, 5, ops);             /* 2^10 - 2^5 */
+	fe64_mul_k(z2_10_0, t, z2_5_0, k, ops);      /* 2^10 - 2^0 */
+	fe64_sq_n(t, z2_10_0, k, 10, ops);           /* 2^20 - 2^10 */
+	fe64_mul_k(z2_20_0, t, z2_10_0, k, ops);     /* 2^20 - 2^0 */
+	fe64_sq_n(t, z2_20_0, k, 20, ops);           /* 2^40 - 2^20 */
+	fe64_mul_k(t, t, z2_20_0, k, ops);           /* 2^40 - 2^0 */
+	fe64_sq_n(t, t, k, 10, ops);                 /* 2^50 - 2^10 */
+	fe64_mul_k(z2_50_0, t, z2_10_0, k, ops);     /* 2^50 - 2^0 */
+	fe64_sq_n(t, z2_50_0, k, 50, ops);           /* 2^100 - 2^50 */
+	fe64_mul_k(z2_100_0, t, z2_50_0, k, ops);    /* 2^100 - 2^0 */
+	fe64_sq_n(t, z2_100_0, k, 100, ops);         /* 2^200 - 2^100 */
+	fe64_mul_k(t, t, z2_100_0, k, ops);          /* 2^200 - 2^0 */
+	fe64_sq_n(t, t, k, 50, ops);                 /* 2^250 - 2^50 */
+	fe64_mul_k(t, t, z2_50_0, k, ops);           /* 2^250 - 2^0 */
+	fe64_sq_n(t, t, k, 2, ops);                  /* 2^252 - 4 */
+	fe64_mul_k(h, t, z, k, ops);                 /* 2^252 - 3 */
+
+	/* powers of a possible secret */
+	sigil_wipe(z, sizeof z);
+	sigil_wipe(z2, sizeof z2);
+	sigil_wipe(z9, sizeof z9);
+	sigil_wipe(z11, sizeof z11);
+	sigil_wipe(z2_5_0, sizeof z2_5_0);
+	sigil_wipe(z2_10_0, sizeof z2_10_0);
+	sigil_wipe(z2_20_0, sizeof z2_20_0);
+	sigil_wipe(z2_50_0, sizeof z2_50_0);
+	sigil_wipe(z2_100_0, sizeof z2_100_0);
+	sigil_wipe(t, sizeof t);
+}
+
 void fe64_pow22523(fe64 *h, const fe64 *f, const fe64_ops *ops)
 {
-	fe64 t, z11, z;
-	z = *f;
-	fe64_pow_2_250_1(&t, &z11, &z, ops);
-	fe64_sq_n(&t, &t, 2, ops);             /* 2^252 - 4 */
-	ops->mul(h->v, t.v, z.v);              /* 2^252 - 3 */
-	sigil_wipe(&t, sizeof t);
-	sigil_wipe(&z11, sizeof z11);
-	sigil_wipe(&z, sizeof z);
+	fe64_pow22523_k(h, f, 1, ops);
+}
+
+void fe64_pow22523_2(fe64 h[2], const fe64 f[2], const fe64_ops *ops)
+{
+	fe64_pow22523_k(h, f, 2, ops);
 }

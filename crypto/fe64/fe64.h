@@ -225,6 +225,11 @@ void fe64_canonical(fe64 *r, const fe64 *h);
 void fe64_invert(fe64 *h, const fe64 *f);
 /* h = f^((p-5)/8) = f^(2^252 - 3), with ops's mul, sq and sq_n. */
 void fe64_pow22523(fe64 *h, const fe64 *f, const fe64_ops *ops);
+/* h[j] = f[j]^((p-5)/8), j < 2: the two chains in lockstep, a squaring
+ * of each in turn (ops->sq), so that the core overlaps their latencies;
+ * the same values as fe64_pow22523 (measured: 15.1 against 20.3 ns per
+ * pair of squarings on Zen 4 with the ADX assembly). h may alias f. */
+void fe64_pow22523_2(fe64 h[2], const fe64 f[2], const fe64_ops *ops);
 
 /* fe64/backend64.c: out = X25519(k, u) per RFC 7748 (k clamped inside) on
  * ops, no all-zero check; the backend's x25519 (ref51's twin:

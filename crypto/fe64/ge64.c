@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ge64.c - the C twins of the ge64 assembly, and the variable-base double
- * scalar multiplication of verification on fe64 points (ge64.h). The point
+ * ge64.c - the C twins of the ge64 assembly, and the variable-base scalar
+ * multiplication of verification (two points and B) on fe64 points
+ * (ge64.h). The point
  * formulas are those of ge.c (ref10), step for step, in the order of the
  * generator (crypto/asm/gen/gen_fe64_amd64.py, gen_ge_all), so that the
  * twins give the same limbs.
@@ -202,62 +203,65 @@ void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64
 	wnaf_odd_multiples_vartime(out, p, 8, &ge64_wnaf_ops, &c);
 }
 
-/* out[j] = (2j + 1) A, j < 8, from A in radix 2^51. */
-static void ge64_odd_multiples(ge64_cached out[8], const ge_p3 *A, const ge64_ops *ops)
+/* The chain of ge64_triple_scalarmult_vartime: digit i of every NAF
+ * added to t (p1p1, doubled from the accumulator), u the p3 scratch. */
+static void ge64_triple_digits(ge64_p1p1 *t, ge64_p3 *u, signed char (*naf)[WNAF_LEN], int i,
+                               ge64_cached (*tab)[8], const ge64_ops *ops)
 {
-	ge64_p3 a1;
-	fe64 d2;
-
-	ge64_d2(&d2);
-	fe_to_fe64(&a1.X, &A->X);
-	fe_to_fe64(&a1.Y, &A->Y);
-	fe_to_fe64(&a1.Z, &A->Z);
-	fe_to_fe64(&a1.T, &A->T);
-	ge64_odd_multiples_vartime(out, &a1, &d2, ops);
+	static const ge64_precomp *const fixed[2] = { ge64_bi8, ge64_bi8_hi };
+	for (int k = 0; k < 4; k++) {
+		int dg = naf[k][i], j = (dg > 0 ? dg : -dg) / 2;
+		if (dg == 0)
+			continue;
+		ops->p1p1_to_p3(u, t);
+		if (k < 2)
+			(dg > 0 ? ops->add : ops->sub)(t, u, &tab[k][j]);
+		else
+			(dg > 0 ? ops->madd : ops->msub)(t, u, &fixed[k - 2][j]);
+	}
 }
 
-void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
-                                    const uint8_t b[32], const ge64_ops *ops)
+void ge64_triple_scalarmult_vartime(ge64_p3 *r, const uint8_t a0[32], const ge64_p3 *P0,
+                                    const uint8_t a1[32], const ge64_p3 *P1, const uint8_t b[32],
+                                    const ge64_ops *ops)
 {
-	signed char anaf[WNAF_LEN], bnaf[WNAF_LEN];
-	ge64_cached ai[8];
+	/* naf[0], naf[1]: a0, a1 (width 5); naf[2], naf[3]: b mod 2^128 and
+	 * b div 2^128 (width 8) */
+	signed char naf[4][WNAF_LEN];
+	uint8_t half[32] = { 0 };
+	ge64_cached tab[2][8];
+	const ge64_p3 *P[2] = { P0, P1 };
+	const uint8_t *a[2] = { a0, a1 };
 	ge64_p1p1 t;
 	ge64_p3 u;
 	ge64_p2 acc;
+	fe64 d2;
 	int i;
 
-	wnaf_dense_vartime(anaf, a, 5);
-	wnaf_dense_vartime(bnaf, b, 8);
-	ge64_odd_multiples(ai, A, ops);
+	ge64_d2(&d2);
+	for (int k = 0; k < 2; k++) {
+		wnaf_dense_vartime(naf[k], a[k], 5);
+		ge64_odd_multiples_vartime(tab[k], P[k], &d2, ops);
+	}
+	memcpy(half, b, 16);
+	wnaf_dense_vartime(naf[2], half, 8);
+	memcpy(half, b + 16, 16);
+	wnaf_dense_vartime(naf[3], half, 8);
 
 	memset(&acc, 0, sizeof acc); /* the identity (0 : 1 : 1) */
 	acc.Y.v[0] = 1;
 	acc.Z.v[0] = 1;
-	for (i = 256; i >= 0; i--)
-		if (anaf[i] || bnaf[i])
+	for (i = WNAF_LEN - 1; i > 0; i--)
+		if (naf[0][i] | naf[1][i] | naf[2][i] | naf[3][i])
 			break;
-
-	for (; i >= 0; i--) {
+	for (; i > 0; i--) {
 		ops->p2_dbl(&t, &acc);
-		if (anaf[i] > 0) {
-			ops->p1p1_to_p3(&u, &t);
-			ops->add(&t, &u, &ai[anaf[i] / 2]);
-		} else if (anaf[i] < 0) {
-			ops->p1p1_to_p3(&u, &t);
-			ops->sub(&t, &u, &ai[(-anaf[i]) / 2]);
-		}
-		if (bnaf[i] > 0) {
-			ops->p1p1_to_p3(&u, &t);
-			ops->madd(&t, &u, &ge64_bi8[bnaf[i] / 2]);
-		} else if (bnaf[i] < 0) {
-			ops->p1p1_to_p3(&u, &t);
-			ops->msub(&t, &u, &ge64_bi8[(-bnaf[i]) / 2]);
-		}
+		ge64_triple_digits(&t, &u, naf, i, tab, ops);
 		ops->p1p1_to_p2(&acc, &t);
 	}
-	fe64_to_fe(&r->X, &acc.X);
-	fe64_to_fe(&r->Y, &acc.Y);
-	fe64_to_fe(&r->Z, &acc.Z);
+	ops->p2_dbl(&t, &acc);
+	ge64_triple_digits(&t, &u, naf, 0, tab, ops);
+	ops->p1p1_to_p3(r, &t);
 }
 
 void ge64_scan_generic(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_t b)

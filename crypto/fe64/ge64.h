@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ge64.h - edwards25519 points on fe64 (radix 2^64, fe64.h): the fixed-base
- * comb, the double scalar multiplication of verification and the points of
+ * comb, the scalar multiplication of verification and the points of
  * msm.h, in the 4 x 64-bit backend (internal to libsigil-crypto).
  *
  * The same coordinate systems and formulas as ge.h (ref10), operation for
@@ -14,7 +14,7 @@
  *
  * Aliasing: r must not be the same object as p (the conversions and the
  * additions write r before they have read all of p). Timing: constant
- * time; ge64_double_scalarmult_vartime is not (public inputs only).
+ * time; ge64_triple_scalarmult_vartime is not (public inputs only).
  */
 #ifndef SIGIL_GE64_H
 #define SIGIL_GE64_H
@@ -84,10 +84,16 @@ void ge64_p3_to_cached(ge64_cached *r, const ge64_p3 *p, const fe64 *d2, const g
 void ge64_odd_multiples_vartime(ge64_cached out[8], const ge64_p3 *p, const fe64 *d2,
                                 const ge64_ops *ops);
 
-/* r = a A + b B as ge_double_scalarmult_vartime (same digits, same
- * tables), the point arithmetic done with ops. */
-void ge64_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
-                                    const uint8_t b[32], const ge64_ops *ops);
+/* r = a0 P0 + a1 P1 + b B, a0, a1 and b any 256-bit integers
+ * (little-endian): one chain of doublings over width-5 NAFs of a0 and a1
+ * (the 8 odd multiples of P0 and P1, computed per call) and width-8 NAFs
+ * of b mod 2^128 over ge64_bi8 and of b div 2^128 over ge64_bi8_hi
+ * (2^128 B): the chain is as long as the longest of the four, about 128
+ * for verification's half-size scalars (ed25519.c). Variable time: public
+ * inputs only. */
+void ge64_triple_scalarmult_vartime(ge64_p3 *r, const uint8_t a0[32], const ge64_p3 *P0,
+                                    const uint8_t a1[32], const ge64_p3 *P1, const uint8_t b[32],
+                                    const ge64_ops *ops);
 
 /* t = row[|b| - 1] for 1 <= |b| <= n, negated if b < 0, the identity (1,
  * 1, 0) if b = 0. Reads all n entries whole whatever b; constant time in b

@@ -39,13 +39,20 @@ static void msm_fe64_invert(fe64 *h, const fe64 *f)
 	fe64_frombytes(h, s);
 }
 
+/* 1 if g = f mod p, f given as its canonical bytes fb. */
+static int msm_fe64_equal_bytes(const uint8_t fb[32], const fe64 *g)
+{
+	uint8_t b[32];
+	fe64_tobytes(b, g);
+	return memcmp(fb, b, 32) == 0;
+}
+
 /* 1 if f = g mod p. */
 static int msm_fe64_equal(const fe64 *f, const fe64 *g)
 {
-	uint8_t a[32], b[32];
+	uint8_t a[32];
 	fe64_tobytes(a, f);
-	fe64_tobytes(b, g);
-	return memcmp(a, b, 32) == 0;
+	return msm_fe64_equal_bytes(a, g);
 }
 
 static void msm_fe64_neg(fe64 *h, const fe64 *f)
@@ -69,7 +76,10 @@ static void msm_p3_identity(ge64_p3 *p)
 
 void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
 {
-	for (int i = 0; i < n; i++)
+	int i = 0;
+	for (; i + 2 <= n; i += 2)
+		fe64_pow22523_2(&h[i], &f[i], ops->fe);
+	if (i < n)
 		fe64_pow22523(&h[i], &f[i], ops->fe);
 }
 
@@ -135,9 +145,11 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 			fo->mul(check.v, check.v, p->Z.v); /* v r^2 */
 			msm_fe64_neg(&negu, &p->X);
 			fo->mul(negui.v, negu.v, sqrtm1.v);
-			int correct = msm_fe64_equal(&check, &p->X);
-			int flipped = msm_fe64_equal(&check, &negu);
-			int flipped_i = msm_fe64_equal(&check, &negui);
+			uint8_t cb[32];
+			fe64_tobytes(cb, &check); /* once for the three comparisons */
+			int correct = msm_fe64_equal_bytes(cb, &p->X);
+			int flipped = msm_fe64_equal_bytes(cb, &negu);
+			int flipped_i = msm_fe64_equal_bytes(cb, &negui);
 			if (!(correct | flipped)) { /* u/v is not a square */
 				ok[b + j] = 0;
 				msm_p3_identity(p);

@@ -66,8 +66,9 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
                                const fe64_impl *im);
 
 /* h[i] = f[i]^((p - 5) / 8), i < n: MSM_POW_LANES at a time with
- * im->pow_lanes (AVX-512 IFMA) when there is one, else one by one
- * (fe64_pow22523 with im->fe). h may alias f. */
+ * im->pow_lanes (AVX-512 IFMA) when there is one, else two by two
+ * (fe64_pow22523_2 with im->fe; a last odd one by fe64_pow22523). h may
+ * alias f. */
 void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im);
 /* The same, never with IFMA (the reference the tests compare with). */
 void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops);

@@ -142,17 +142,29 @@ static void ref51_base_mont_u(const backend *be, uint8_t u[32], const uint8_t a[
 	sigil_wipe(&l, sizeof l);
 }
 
-static int ref51_frombytes_vartime(const backend *be, ge_p3 *h, const uint8_t s[32], int zip215)
+static int ref51_verify_vartime(const backend *be, const uint8_t *const enc[2],
+                                const uint8_t (*a)[32], const int neg[2], const uint8_t b[32],
+                                int zip215)
 {
+	/* A, R and 2^128 B with a[0], a[1] and b div 2^128; B with b mod
+	 * 2^128: a chain as long as the longest (about 128 bits for
+	 * verification's half-size scalars) */
+	ge_p3 P[3], r;
+	uint8_t s[3][32], lo[32] = { 0 };
 	(void)be;
-	return zip215 ? ge_frombytes_zip215(h, s) : ge_frombytes(h, s);
-}
-
-static void ref51_double_scalarmult_vartime(const backend *be, ge_p2 *r, const uint8_t a[32],
-                                            const ge_p3 *A, const uint8_t b[32])
-{
-	(void)be;
-	ge_double_scalarmult_vartime(r, a, A, b);
+	for (int i = 0; i < 2; i++) {
+		if ((zip215 ? ge_frombytes_zip215(&P[i], enc[i]) : ge_frombytes(&P[i], enc[i])) != 0)
+			return -1;
+		if (neg[i])
+			ge_p3_neg(&P[i], &P[i]);
+		memcpy(s[i], a[i], 32);
+	}
+	ge_p3_b128(&P[2]);
+	memset(s[2], 0, 32);
+	memcpy(s[2], b + 16, 16);
+	memcpy(lo, b, 16);
+	ge_multi_scalarmult_vartime(&r, (const uint8_t (*)[32])s, P, 3, lo);
+	return zip215 ? ge_is_small_order(&r) : ge_p3_is_identity(&r);
 }
 
 /* The batch equation: every term's point negated in place (idx[t] >= t,
@@ -199,7 +211,6 @@ const backend backend_ref51 = {
 	.x25519 = ref51_x25519,
 	.base_encode = ref51_base_encode,
 	.base_mont_u = ref51_base_mont_u,
-	.frombytes_vartime = ref51_frombytes_vartime,
-	.double_scalarmult_vartime = ref51_double_scalarmult_vartime,
+	.verify_vartime = ref51_verify_vartime,
 	.batch_vartime = ref51_batch_vartime,
 };

@@ -549,6 +549,11 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 	*r = acc;
 }
 
+void ge_p3_b128(ge_p3 *h)
+{
+	*h = ge_b128;
+}
+
 void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
                                  const uint8_t b[32])
 {

@@ -136,5 +136,8 @@ void ge_double_scalarmult_vartime(ge_p2 *r, const uint8_t a[32], const ge_p3 *A,
 #define GE_MSM_MAX 32
 void ge_multi_scalarmult_vartime(ge_p3 *r, const uint8_t (*a)[32], const ge_p3 *P, int n,
                                  const uint8_t b[32]);
+/* h = 2^128 B (ge_table.h's ge_b128): verification splits B's scalar
+ * into halves over B and this point (ref51/backend51.c). */
+void ge_p3_b128(ge_p3 *h);
 
 #endif /* SIGIL_GE_H */

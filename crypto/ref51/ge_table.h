@@ -5,7 +5,8 @@
  *
  * ge_base[i][j] = (j + 1) 16^(2i) B and ge_bi8[j] = (2j + 1) B (j < 64, for
  * width-8 NAF digits), as ge_precomp
- * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs. */
+ * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs; ge_b128 = 2^128 B
+ * as a ge_p3 (X, Y, 1, XY). */
 #ifndef SIGIL_GE_TABLE_H
 #define SIGIL_GE_TABLE_H
 
@@ -1679,6 +1680,13 @@ static const ge_precomp ge_bi8[64] = {
 		{ { 0x6a138a034513c, 0x5e8df3a73beec, 0x51b92983f9880, 0x1e994571c80c6, 0x44ef4632b581b } },
 		{ { 0x6491c21d364c9, 0x58ca44944b47a, 0x01c725d1768ee, 0x1e7ab7a88ece0, 0x7054899c44b5f } },
 	},
+};
+
+static const ge_p3 ge_b128 = {
+	{ { 0x047ae60b7e824, 0x1385ce47cbf90, 0x538a682639a17, 0x1964a969cc270, 0x4c27afff3c45f } },
+	{ { 0x2bd114bf5a66b, 0x3ca349893cb77, 0x30a70ea4342f8, 0x43ecaf88f5b13, 0x5f2c99e6526dc } },
+	{ { 0x0000000000001, 0x0000000000000, 0x0000000000000, 0x0000000000000, 0x0000000000000 } },
+	{ { 0x731c946f1338a, 0x04ccc75b53d3c, 0x6492da851e192, 0x017ea70ab0003, 0x05a164fd0bf46 } },
 };
 
 #endif /* SIGIL_GE_TABLE_H */

@@ -11,12 +11,17 @@ Tables:
   ge_base[i][j] = (j + 1) * 16^(2i) * B   for i < 32, j < 8
   ge_bi8[j]     = (2j + 1) * B            for j < 64 (the B side of
                                           verification: width-8 NAF)
+  ge_b128       = 2^128 * B as a ge_p3 (X, Y, 1, XY): the upper half of a
+                  split B scalar in verification (ref51/backend51.c)
 each stored as a ge_precomp (y + x, y - x, 2 d x y) in radix 2^51 limbs,
 every field value reduced mod p.
 
 and, into OUTPUT64 (ge64_table.h), for the 4x64 point code (crypto/fe64/ge64.c)
 in radix 2^64 limbs:
   ge64_bi8[j]          = ge_bi8[j]
+  ge64_bi8_hi[j]       = (2j + 1) * 2^128 * B   for j < 64 (the upper half
+                                          of a split B scalar in verification:
+                                          ge64_triple_scalarmult_vartime)
   ge64_comb[i][j]      = (j + 1) * 2^(P W i) * B   for i < ROWS, j < 2^(W-1)
 (the fixed-base comb of ge64_scalarmult_base: signed radix-2^W digits, P
 digit positions per row, P passes; W = GE64_COMB_W, P = GE64_COMB_PASSES,
@@ -68,6 +73,13 @@ def add(p1, p2):
     return (x3, y3)
 
 
+def times_2k(pt, k):
+    """2^k pt by k doublings."""
+    for _ in range(k):
+        pt = add(pt, pt)
+    return pt
+
+
 def limbs(v):
     return [(v >> (51 * i)) & MASK51 for i in range(5)]
 
@@ -97,6 +109,17 @@ def precomp64_literal(pt, indent):
     return pad + "{\n" + "".join(pad + "\t" + s + ",\n" for s in parts) + pad + "}"
 
 
+def odd_multiples_table(ctype, name, base, literal):
+    """The lines of `static const ctype name[64]`: (2j + 1) base, j < 64."""
+    out = ["static const %s %s[64] = {" % (ctype, name)]
+    base2 = add(base, base)
+    q = base
+    for j in range(64):
+        out.append(literal(q, 1) + ",")
+        q = add(q, base2)
+    return out + ["};", ""]
+
+
 def ge64_table(B):
     """ge64_table.h: ge64_bi8 and the comb ge64_comb, as ge64_precomp."""
     n = 1 << (COMB_W - 1)
@@ -106,6 +129,8 @@ def ge64_table(B):
            " * `meson compile -C <build> regen-tables`.",
            " *",
            " * ge64_bi8[j] = (2j + 1) B (j < 64): ge_bi8 of ge_table.h;",
+           " * ge64_bi8_hi[j] = (2j + 1) 2^128 B (j < 64): the upper half of a split",
+           " * B scalar in verification (ge64_triple_scalarmult_vartime);",
            " * ge64_comb[i][j] = (j + 1) 2^(GE64_COMB_PASSES GE64_COMB_W i) B (i <",
            " * GE64_COMB_ROWS,",
            " * j < GE64_COMB_N): the fixed-base comb of ge64_scalarmult_base;",
@@ -121,15 +146,9 @@ def ge64_table(B):
            "#define GE64_COMB_DIGITS %d" % COMB_DIGITS,
            "#define GE64_COMB_ROWS %d" % COMB_ROWS,
            "#define GE64_COMB_N %d" % n,
-           "",
-           "static const ge64_precomp ge64_bi8[64] = {"]
-    B2 = add(B, B)
-    q = B
-    for j in range(64):
-        out.append(precomp64_literal(q, 1) + ",")
-        q = add(q, B2)
-    out.append("};")
-    out.append("")
+           ""]
+    out += odd_multiples_table("ge64_precomp", "ge64_bi8", B, precomp64_literal)
+    out += odd_multiples_table("ge64_precomp", "ge64_bi8_hi", times_2k(B, 128), precomp64_literal)
     out.append("static _Alignas(32) const ge64_precomp ge64_comb[GE64_COMB_ROWS][GE64_COMB_N] = {")
     row_base = B
     for i in range(COMB_ROWS):
@@ -167,7 +186,8 @@ def main():
     out.append(" *")
     out.append(" * ge_base[i][j] = (j + 1) 16^(2i) B and ge_bi8[j] = (2j + 1) B (j < 64, for")
     out.append(" * width-8 NAF digits), as ge_precomp")
-    out.append(" * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs. */")
+    out.append(" * (y + x, y - x, 2dxy) with canonical radix-2^51 limbs; ge_b128 = 2^128 B")
+    out.append(" * as a ge_p3 (X, Y, 1, XY). */")
     out.append("#ifndef SIGIL_GE_TABLE_H")
     out.append("#define SIGIL_GE_TABLE_H")
     out.append("")
@@ -187,12 +207,12 @@ def main():
             row_base = add(row_base, row_base)
     out.append("};")
     out.append("")
-    B2 = add(B, B)
-    out.append("static const ge_precomp ge_bi8[64] = {")
-    q = B
-    for j in range(64):
-        out.append(precomp_literal(q, 1) + ",")
-        q = add(q, B2)
+    out += odd_multiples_table("ge_precomp", "ge_bi8", B, precomp_literal)
+    H = times_2k(B, 128)
+    assert on_curve(H)
+    out.append("static const ge_p3 ge_b128 = {")
+    for v in (H[0], H[1], 1, H[0] * H[1]):
+        out.append("\t" + fe_literal(v) + ",")
     out.append("};")
     out.append("")
     out.append("#endif /* SIGIL_GE_TABLE_H */")

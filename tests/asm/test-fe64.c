@@ -484,69 +484,6 @@ static void test_ge64_routines(void **state)
 	}
 }
 
-/* ge64_double_scalarmult_vartime (C twins and assembly) against the
- * radix-2^51 code of ge.c's formulas, on points a multiple of B and
- * random 256-bit scalars (the encodings must agree). */
-static void test_ge64_double_scalarmult(void **state)
-{
-	(void)state;
-	const ge64_ops *adx = ge64_ops_asm();
-	assert_int_equal(adx != NULL, fe64_adx_capable());
-	for (int n = 0; n < 300; n++) {
-		uint8_t k[32], a[32], b[32], e1[32], e2[32], e3[32];
-		for (int i = 0; i < 32; i++) {
-			k[i] = (uint8_t)rnd();
-			a[i] = (uint8_t)rnd();
-			b[i] = (uint8_t)rnd();
-		}
-		k[31] &= 127;
-		if (n % 10 == 0)
-			memset(a, 0xff, 32);
-		if (n % 10 == 1)
-			memset(b, 0, 32);
-		ge_p3 A;
-		ge_p2 r1, r2, r3;
-		ge_scalarmult_base(&A, k);
-		/* the reference: the radix-2^51 code path of ge.c, forced by
-		 * computing a A + b B from its parts */
-		ge_p3 aA, bB, sum;
-		ge_p1p1 t;
-		ge_p3 acc;
-		ge_p3_0(&acc);
-		for (int bit = 255; bit >= 0; bit--) {
-			ge_p3_dbl(&t, &acc);
-			ge_p1p1_to_p3(&acc, &t);
-			if ((a[bit / 8] >> (bit % 8)) & 1)
-				ge_p3_add(&acc, &acc, &A);
-		}
-		aA = acc;
-		uint8_t bb[32];
-		memcpy(bb, b, 32);
-		bb[31] &= 127; /* ge_scalarmult_base takes b < 2^255 */
-		ge_scalarmult_base(&bB, bb);
-		if (b[31] & 128) { /* + 2^255 B */
-			uint8_t top[32] = { 0 };
-			ge_p3 hB;
-			top[31] = 64; /* 2^254 B, twice */
-			ge_scalarmult_base(&hB, top);
-			ge_p3_add(&bB, &bB, &hB);
-			ge_p3_add(&bB, &bB, &hB);
-		}
-		ge_p3_add(&sum, &aA, &bB);
-		ge_p3_tobytes(e1, &sum);
-
-		ge64_double_scalarmult_vartime(&r2, a, &A, b, &ge64_ops_generic);
-		ge_tobytes(e2, &r2);
-		assert_memory_equal(e1, e2, 32);
-		if (adx != NULL) {
-			ge64_double_scalarmult_vartime(&r3, a, &A, b, adx);
-			ge_tobytes(e3, &r3);
-			assert_memory_equal(e1, e3, 32);
-		}
-		(void)r1;
-	}
-}
-
 /* ge64_madd_scan_adx (the comb's step with the next scan woven in) against
  * its C twin: h and tnext limb for limb, on random and special points, t
  * and rows (a row of any 256-bit values: the scan and the negation of xy2d
@@ -713,6 +650,96 @@ static void ref_mul(ge_p3 *r, const uint8_t k[32], const ge_p3 *P)
 	}
 }
 
+/* ge_p3 <-> ge64_p3 through the canonical bytes of each coordinate */
+static void p3_to64(ge64_p3 *r, const ge_p3 *p)
+{
+	const fe *in[4] = { &p->X, &p->Y, &p->Z, &p->T };
+	fe64 *out[4] = { &r->X, &r->Y, &r->Z, &r->T };
+	uint8_t s[32];
+	for (int i = 0; i < 4; i++) {
+		fe_tobytes(s, in[i]);
+		fe64_frombytes(out[i], s);
+	}
+}
+
+static void p3_from64(ge_p3 *r, const ge64_p3 *p)
+{
+	const fe64 *in[4] = { &p->X, &p->Y, &p->Z, &p->T };
+	fe *out[4] = { &r->X, &r->Y, &r->Z, &r->T };
+	uint8_t s[32];
+	for (int i = 0; i < 4; i++) {
+		fe64_tobytes(s, in[i]);
+		fe_frombytes(out[i], s);
+	}
+}
+
+/* ge64_triple_scalarmult_vartime (C twins and assembly) against
+ * double-and-add in radix 2^51: a0 P0 + a1 P1 + b B on points made by the
+ * comb (one with a point of order 8 added, as ZIP215 lets through), with
+ * random 256-bit scalars, half-size ones (verification's), zero and all
+ * ones; the encodings must agree. */
+static void test_ge64_triple_scalarmult(void **state)
+{
+	(void)state;
+	const ge64_ops *adx = ge64_ops_asm();
+	assert_int_equal(adx != NULL, fe64_adx_capable());
+	/* a point of order 8 (its y: vectors/ and ge.c's blocklist) */
+	static const uint8_t t8[32] = {
+		0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98, 0xf0,
+		0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05,
+	};
+	uint8_t one[32] = { 1 };
+	ge_p3 B, T8;
+	ge64_scalarmult_base_scan(&B, one, &ge64_ops_generic, cpu_fe64()->scan);
+	assert_int_equal(ge_frombytes(&T8, t8), 0);
+	for (int n = 0; n < 200; n++) {
+		uint8_t k[2][32], a[2][32], b[32], e1[32], e2[32];
+		ge_p3 P[2], ref, part, r;
+		ge64_p3 P64[2], r64;
+		for (int j = 0; j < 2; j++)
+			for (int i = 0; i < 32; i++) {
+				k[j][i] = (uint8_t)rnd();
+				a[j][i] = (uint8_t)rnd();
+			}
+		for (int i = 0; i < 32; i++)
+			b[i] = (uint8_t)rnd();
+		if (n % 4 == 1) /* half-size, as verification's */
+			for (int j = 0; j < 2; j++)
+				memset(a[j] + 16 + n % 3, 0, 16 - (size_t)(n % 3));
+		if (n % 10 == 2)
+			memset(a[0], 0xff, 32);
+		if (n % 10 == 3)
+			memset(a[1], 0, 32);
+		if (n % 10 == 4)
+			memset(b, 0, 32);
+		if (n % 10 == 5)
+			memset(b + 16, 0, 16);
+		if (n % 10 == 6)
+			memset(b, 0, 16);
+		ref_mul(&ref, b, &B);
+		for (int j = 0; j < 2; j++) {
+			k[j][31] &= 127;
+			ge64_scalarmult_base_scan(&P[j], k[j], &ge64_ops_generic, cpu_fe64()->scan);
+			if (j == 1 && n % 2 == 0)
+				ge_p3_add(&P[j], &P[j], &T8);
+			ref_mul(&part, a[j], &P[j]);
+			ge_p3_add(&ref, &ref, &part);
+			p3_to64(&P64[j], &P[j]);
+		}
+		ge_p3_tobytes(e1, &ref);
+		ge64_triple_scalarmult_vartime(&r64, a[0], &P64[0], a[1], &P64[1], b, &ge64_ops_generic);
+		p3_from64(&r, &r64);
+		ge_p3_tobytes(e2, &r);
+		assert_memory_equal(e1, e2, 32);
+		if (adx != NULL) {
+			ge64_triple_scalarmult_vartime(&r64, a[0], &P64[0], a[1], &P64[1], b, adx);
+			p3_from64(&r, &r64);
+			ge_p3_tobytes(e2, &r);
+			assert_memory_equal(e1, e2, 32);
+		}
+	}
+}
+
 /* ge_multi_scalarmult_vartime (ref51's, the sum of its batch equation)
  * against double-and-add, on points made by the C twins' comb. */
 static void test_ge_multi_scalarmult(void **state)
@@ -750,22 +777,35 @@ static void test_ge_multi_scalarmult(void **state)
 
 /* fe64_pow22523 (C twins and assembly): the same limbs, and h^8 f^4 = 1
  * (h = f^((p-5)/8), so h^8 = f^(p-5) = f^-4) for f != 0 mod p; checked
- * with the radix-2^51 field. */
+ * with the radix-2^51 field. fe64_pow22523_2 (both tables): the same limbs
+ * for each of its two inputs, here f and the previous f. */
 static void test_fe64_pow22523(void **state)
 {
 	(void)state;
 	const fe64_ops *adx = fe64_ops_asm();
+	fe64 prev = { { 2, 0, 0, 0 } }, hprev;
+	fe64_pow22523(&hprev, &prev, &fe64_ops_generic);
 	for (int n = 0; n < 300; n++) {
-		fe64 f, h1, h2;
+		fe64 f, h1, h2, two[2], htwo[2];
 		if (n < (int)N_SPECIAL)
 			memcpy(f.v, special[n], 32);
 		else
 			rnd_fe64(f.v);
 		fe64_pow22523(&h1, &f, &fe64_ops_generic);
+		two[0] = f;
+		two[1] = prev;
+		fe64_pow22523_2(htwo, two, &fe64_ops_generic);
+		assert_memory_equal(&htwo[0], &h1, sizeof h1);
+		assert_memory_equal(&htwo[1], &hprev, sizeof h1);
 		if (adx != NULL) {
 			fe64_pow22523(&h2, &f, adx);
 			assert_memory_equal(&h1, &h2, sizeof h1);
+			fe64_pow22523_2(htwo, two, adx);
+			assert_memory_equal(&htwo[0], &h1, sizeof h1);
+			assert_memory_equal(&htwo[1], &hprev, sizeof h1);
 		}
+		prev = f;
+		hprev = h1;
 		fe a, b, c;
 		uint8_t s[32], one[32] = { 1 }, zero[32] = { 0 };
 		to_fe51(&a, h1.v);
@@ -802,7 +842,7 @@ int main(void)
 		cmocka_unit_test(test_ladders),
 		cmocka_unit_test(test_ge64_routines),
 		cmocka_unit_test(test_ge64_madd_scan),
-		cmocka_unit_test(test_ge64_double_scalarmult),
+		cmocka_unit_test(test_ge64_triple_scalarmult),
 		cmocka_unit_test(test_ge64_scalarmult_base),
 		cmocka_unit_test(test_fe64_invert),
 		cmocka_unit_test(test_ge_multi_scalarmult),

@@ -3,7 +3,8 @@
  * test-sc.c - scalars mod L (crypto/sc.h) against OpenSSL's BIGNUM as the
  * oracle: sc_reduce, sc_muladd, sc_mul, sc_add, sc_neg on edge values (0, 1,
  * L-1, L, 2^256-1, 2^512-1, ...) and random ones; sc_is_canonical at the
- * edges. (Aliasing: test-alias.c.)
+ * edges; sc_half_vartime's congruence, parity and sizes. (Aliasing:
+ * test-alias.c.)
  */
 #include "harness.h"
 
@@ -275,6 +276,67 @@ static void test_is_canonical(void **state)
 	}
 }
 
+/* sc_half_vartime(c0, c1, k): c0 = k c1 (mod 8L) with the sign it
+ * returns, c1 odd and 0 < |c1| < L, on edge values (k = L, -1, ...: the
+ * congruence only) and random k, below L as verification's (there also the
+ * half size: the longer of c0 and |c1| at most 140 bits, 127.7 on average
+ * over 10^6 k; checked: at most 129 on average) and any 256-bit k. */
+static void test_half(void **state)
+{
+	th_rng_reset("half");
+	size_t nw = th_weird32_count();
+	uint8_t k[32], c0[32], c1[32];
+	BIGNUM *L8 = BN_new(), *lhs = BN_new(), *rhs = BN_new();
+	assert_non_null(L8);
+	assert_non_null(lhs);
+	assert_non_null(rhs);
+	assert_int_equal(BN_lshift(L8, bn_L, 3), 1);
+	int maxbits = 0;
+	long sumbits = 0, nsum = 0;
+	for (int i = 0; i < 30000 + (int)nw; i++) {
+		int sized = 0;
+		if (i < (int)nw) {
+			th_weird32(k, (size_t)i);
+		} else if (i % 3 == 0) {
+			th_randbytes(k, 32);
+		} else {
+			uint8_t h[64];
+			th_randbytes(h, 64);
+			sc_reduce(k, h);
+			sized = i % 3 == 1;
+			if (i % 3 == 2) { /* a short k: fewer steps, or none */
+				size_t len = 1 + (size_t)th_rand_below(31);
+				memset(k + len, 0, 32 - len);
+			}
+		}
+		int neg = sc_half_vartime(c0, c1, k);
+		BIGNUM *bk = bn_from(k, 32), *b0 = bn_from(c0, 32), *b1 = bn_from(c1, 32);
+		assert_true(BN_is_odd(b1));
+		assert_true(BN_cmp(b1, bn_L) < 0);
+		if (sized) {
+			int bits = BN_num_bits(b0) > BN_num_bits(b1) ? BN_num_bits(b0) : BN_num_bits(b1);
+			if (bits > maxbits)
+				maxbits = bits;
+			sumbits += bits;
+			nsum++;
+		}
+		if (neg)
+			BN_set_negative(b1, 1);
+		assert_int_equal(BN_mod_mul(lhs, bk, b1, L8, bn_ctx), 1); /* k c1 mod 8L */
+		assert_int_equal(BN_nnmod(rhs, b0, L8, bn_ctx), 1);
+		if (BN_cmp(lhs, rhs) != 0)
+			fail_msg("sc_half_vartime: c0 != k c1 (mod 8L) at input %d", i);
+		BN_free(bk);
+		BN_free(b0);
+		BN_free(b1);
+	}
+	assert_true(maxbits <= 140);
+	assert_true(sumbits <= 129 * nsum);
+	BN_free(L8);
+	BN_free(lhs);
+	BN_free(rhs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_muladd),
 		cmocka_unit_test(test_mul_add_neg),
 		cmocka_unit_test(test_is_canonical),
+		cmocka_unit_test(test_half),
 	};
 	return th_run_fixture(tests, setup, teardown);
 }
