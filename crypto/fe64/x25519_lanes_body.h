@@ -26,6 +26,9 @@
  *                       constant k, else src's lane j
  *   LN_SET(x0, x1, x2, x3)   the vector with lane j = xj
  *   LN_LANE(a, j)       lane j (a constant) of a, as uint64_t
+ *   LN_SCRUB()          optional: run last, clears what the routine's
+ *                       own registers may still hold (the vector ones in
+ *                       the AVX-512 build)
  *
  * and #undef's them all at its end.
  *
@@ -249,6 +252,9 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 	}
 	LN_F(pack)(x2, xs);
 	LN_F(pack)(z2, zs);
+#ifdef LN_SCRUB
+	LN_SCRUB();
+#endif
 }
 
 #undef LN_M51
@@ -275,3 +281,4 @@ LN_ENTRY_ATTR void LN_ENTRY_NAME(fe64 *x2, fe64 *z2, const fe64 *x1, const uint6
 #undef LN_LANE
 #undef LN_PRAGMA
 #undef LN_UNROLL
+#undef LN_SCRUB
