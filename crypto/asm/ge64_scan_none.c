@@ -11,3 +11,7 @@ ge64_scan_fn *ge64_scan_asm_probe(void)
 {
 	return NULL;
 }
+
+void ge64_scan_asm_scrub(void)
+{
+}

@@ -386,6 +386,8 @@ void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *op
 	}
 	*h = H;
 
+	if (scan == ge64_scan_avx2)
+		ge64_scan_asm_scrub(); /* the vector registers: the last selected entry */
 	sigil_wipe(e, sizeof e);
 	sigil_wipe(&r, sizeof r);
 	sigil_wipe(&s, sizeof s);

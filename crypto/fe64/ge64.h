@@ -108,6 +108,10 @@ void ge64_scan_avx2(ge64_precomp *t, const ge64_precomp *row, uint64_t n, int64_
  * XGETBV), else NULL (crypto/asm/ge64_scan_none.c). Asks CPUID each call
  * (cpu.c asks once). */
 ge64_scan_fn *ge64_scan_asm_probe(void);
+/* Clears the vector registers (VZEROALL) after a comb that scanned with
+ * ge64_scan_avx2: the last entry it selected names a secret digit
+ * (crypto/asm/amd64/ge64_scan_avx2.c; a no-op in crypto/asm/ge64_scan_none.c). */
+void ge64_scan_asm_scrub(void);
 
 /* h = a B (a[31] <= 127), the point arithmetic done with ops and the row
  * scans with scan: a comb over ge64_comb (ge64_table.h) with signed

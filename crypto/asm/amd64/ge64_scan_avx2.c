@@ -71,6 +71,12 @@ static int ge64_avx2_capable(void)
 	return x86_cpu_has(X86_AVX2, X86_XCR0_YMM);
 }
 
+/* Only after ge64_scan_avx2 ran (so the CPU has AVX). */
+__attribute__((target("avx"))) void ge64_scan_asm_scrub(void)
+{
+	_mm256_zeroall();
+}
+
 ge64_scan_fn *ge64_scan_asm_probe(void)
 {
 	return ge64_avx2_capable() ? ge64_scan_avx2 : NULL;
