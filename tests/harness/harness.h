@@ -52,6 +52,9 @@ FILE *th_vec_open(const char *relpath);
 char *th_vec_line(FILE *f, char **buf, size_t *cap);
 /* Split line in place at each sep; up to max fields; returns the number of fields found. */
 int th_split(char *line, char sep, char **fields, int max);
+/* An "x25519 K U OUT" line of converted/rfc7748.txt, split into its nf
+ * fields: the three 32-byte values (asserts the shape). */
+void th_vec_x25519(char **fields, int nf, uint8_t k[32], uint8_t u[32], uint8_t out[32]);
 /* Read a whole file under $SIGIL_VECTORS into a malloc'd NUL-terminated buffer; fails the test if missing. */
 char *th_vec_slurp(const char *relpath, size_t *len);
 

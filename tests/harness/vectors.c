@@ -94,3 +94,11 @@ char *th_vec_slurp(const char *relpath, size_t *len)
 		*len = n;
 	return buf;
 }
+
+void th_vec_x25519(char **fields, int nf, uint8_t k[32], uint8_t u[32], uint8_t out[32])
+{
+	assert_int_equal(nf, 4);
+	assert_int_equal(th_hex_decode(k, 32, fields[1]), 0);
+	assert_int_equal(th_hex_decode(u, 32, fields[2]), 0);
+	assert_int_equal(th_hex_decode(out, 32, fields[3]), 0);
+}
