@@ -109,8 +109,7 @@ size_t log_escape(char *out, size_t out_len, const char *s, size_t len, unsigned
 			if (esc)
 				n = 1;
 		} else {
-			esc = c < 0x20 || c == 0x7f ||
-			      ((flags & LOG_ESCAPE_FIELD) && (c == ' ' || c == '"' || c == '\\'));
+			esc = !plain(c, flags);
 		}
 		if ((flags & LOG_ESCAPE_NL_SPACE) && (c == '\n' || c == '\r')) {
 			if (o + 1 >= out_len)
