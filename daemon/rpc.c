@@ -56,37 +56,6 @@ typedef struct Kept {
 	uint8_t small[RPC_SMALL_FRAME];
 } Kept;
 
-/* Kept requests for reuse, wiped (the loop thread's own, like everything
- * here): a Kept is a few KiB, past glibc's per-thread cache, and a kept
- * request per pipelined sign made malloc and free 2-3% of the loop
- * thread's time under load. */
-#define RPC_SPARE_MAX 64
-static Kept *spare;
-static unsigned n_spare;
-
-static Kept *kept_new(void)
-{
-	Kept *k = spare;
-
-	if (!k)
-		return calloc(1, sizeof(*k));
-	spare = k->next_spare;
-	n_spare--;
-	k->next_spare = NULL;
-	return k; /* wiped (zeroed) by kept_free */
-}
-
-static void kept_free(Kept *k)
-{
-	if (n_spare >= RPC_SPARE_MAX) {
-		free(k);
-		return;
-	}
-	k->next_spare = spare;
-	spare = k;
-	n_spare++;
-}
-
 static OpKind kind_of(ProtoMethod m)
 {
 	switch (m) {
@@ -146,6 +115,40 @@ static void request_clear(Request *rq)
 	sigil_wipe(rq, sizeof(*rq));
 }
 
+/* Kept requests for reuse, wiped (the loop thread's own, like everything
+ * here): a Kept is a few KiB, past glibc's per-thread cache, and a kept
+ * request per pipelined sign made malloc and free 2-3% of the loop
+ * thread's time under load. */
+#define RPC_SPARE_MAX 64
+static Kept *spare;
+static unsigned n_spare;
+
+static Kept *kept_new(void)
+{
+	Kept *k = spare;
+
+	if (!k)
+		return calloc(1, sizeof(*k));
+	spare = k->next_spare;
+	n_spare--;
+	k->next_spare = NULL;
+	return k; /* zeroed by kept_free's request_clear */
+}
+
+/* clears k (its frame and decoding wiped and freed, the request zeroed)
+ * and keeps it for reuse, or frees it */
+static void kept_free(Kept *k)
+{
+	request_clear(&k->rq);
+	if (n_spare >= RPC_SPARE_MAX) {
+		free(k);
+		return;
+	}
+	k->next_spare = spare;
+	spare = k;
+	n_spare++;
+}
+
 static void send_response(Stream *c, const ProtoResponse *resp)
 {
 	ProtoBuf *out = stream_out(c);
@@ -192,7 +195,6 @@ static void rpc_done(Op *op)
 	ops_op_deinit(op);
 	if (!rq->heap)
 		return; /* the stack request: rpc_dispatch() clears it */
-	request_clear(rq);
 	kept_free((Kept *)rq);
 	stream_op_ended(c, cost);
 }
@@ -215,7 +217,6 @@ static Op *rpc_keep(Op *op)
 	if (!h->frame) {
 		h->frame = rq->frame_len <= sizeof(k->small) ? k->small : malloc(rq->frame_len);
 		if (!h->frame) {
-			request_clear(h);
 			kept_free(k);
 			return NULL;
 		}
@@ -229,7 +230,6 @@ static Op *rpc_keep(Op *op)
 	if (proto_request_rebase(&h->req, rq->frame, h->frame, h->frame_len) != 0) {
 		memset(&h->req, 0, sizeof(h->req));
 		if (proto_request_decode(&h->req, &has_msgid, h->frame, h->frame_len, err) != 0) {
-			request_clear(h);
 			kept_free(k);
 			return NULL;
 		}
