@@ -26,19 +26,6 @@ static void msm_fe64_from_fe(fe64 *r, const fe *f)
 	fe64_frombytes(r, s);
 }
 
-/* h = 1/f mod p by ref51's binary GCD (faster than a power chain in
- * either radix). */
-static void msm_fe64_invert(fe64 *h, const fe64 *f)
-{
-	uint8_t s[32];
-	fe z;
-	fe64_tobytes(s, f);
-	fe_frombytes(&z, s);
-	fe_invert_safegcd(&z, &z);
-	fe_tobytes(s, &z);
-	fe64_frombytes(h, s);
-}
-
 /* 1 if g = f mod p, f given as its canonical bytes fb. */
 static int msm_fe64_equal_bytes(const uint8_t fb[32], const fe64 *g)
 {
@@ -347,7 +334,7 @@ static void msm_p3_to_precomp(ge64_precomp *r, const ge64_p3 *p, const fe64 *d2,
 	static const uint8_t one[32] = { 1 };
 	if (memcmp(z, one, 32) != 0) {
 		fe64 zi;
-		msm_fe64_invert(&zi, &p->Z);
+		fe64_invert(&zi, &p->Z);
 		ops->fe->mul(x.v, p->X.v, zi.v);
 		ops->fe->mul(y.v, p->Y.v, zi.v);
 	}
