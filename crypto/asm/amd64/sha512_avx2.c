@@ -21,9 +21,6 @@
 /* CPUID leaf 7, subleaf 0, EBX bit 3: BMI1 (ANDN). x86_features.h names
  * only the bits the other probes ask for. */
 #define SHA512_X86_BMI1 (1u << 3)
-/* CPUID leaf 7, subleaf 0, EBX bit 31: AVX512VL (the AVX-512 instructions
- * on ymm registers) */
-#define SHA512_X86_AVX512VL (1u << 31)
 
 /* sha512_avx2.S: works like sha512_blocks_generic; time depends on nblocks
  * only; needs AVX2, BMI1, BMI2 and an OS that saves the YMM state. */
@@ -54,9 +51,8 @@ sha512_blocks_fn *sha512_blocks_avx512_built(void)
 
 int sha512_avx512_capable(void)
 {
-	return x86_cpu_has(X86_AVX2 | X86_BMI2 | SHA512_X86_BMI1 | X86_AVX512F | SHA512_X86_AVX512VL,
+	return x86_cpu_has(X86_AVX2 | X86_BMI2 | SHA512_X86_BMI1 | X86_AVX512F | X86_AVX512VL,
 			   X86_XCR0_ZMM);
 }
 
 #undef SHA512_X86_BMI1
-#undef SHA512_X86_AVX512VL
