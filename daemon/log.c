@@ -133,8 +133,8 @@ size_t log_escape(char *out, size_t out_len, const char *s, size_t len, unsigned
 
 void log_emit_line(int prio, const char *line, size_t len)
 {
-	char pre[3] = { '<', (char)('0' + (prio & 7)), '>' };
-	char out[1024 * 4 + 1];
+	/* "<p>", the line escaped (at most 4 bytes for each of 1024), "\n" */
+	char out[3 + 1024 * 4 + 1];
 	size_t n;
 
 	if (prio > log_max)
@@ -144,10 +144,10 @@ void log_emit_line(int prio, const char *line, size_t len)
 	 * UTF-8 are escaped (\xNN): no terminal sequence passes */
 	if (len > 1024)
 		len = 1024;
-	n = log_escape(out, sizeof(out), line, len, LOG_ESCAPE_NL_SPACE);
-	fwrite(pre, 1, sizeof(pre), stderr);
-	fwrite(out, 1, n, stderr);
-	fputc('\n', stderr);
+	out[0] = '<', out[1] = (char)('0' + (prio & 7)), out[2] = '>';
+	n = 3 + log_escape(out + 3, sizeof(out) - 3, line, len, LOG_ESCAPE_NL_SPACE);
+	out[n++] = '\n'; /* (over log_escape's NUL, which has room) */
+	fwrite(out, 1, n, stderr); /* one call: one lock of stderr */
 }
 
 void log_emit(int prio, const char *fmt, ...)

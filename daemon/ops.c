@@ -531,6 +531,46 @@ static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
 	}
 }
 
+/* a pure Ed25519 signature (sign, or the agent's sign): the kind a
+ * worker computes several of together */
+static bool sign_pure(const Op *op)
+{
+	return op->kind == OP_AGENT_SIGN || (op->kind == OP_SIGN && op->q->u.sign.mode == PROTO_MODE_PURE);
+}
+
+/* on a worker: sign jobs it took together (pool.h, run_many): the pure
+ * ones in one call, which computes them side by side where the CPU can,
+ * the others as job_run would */
+static void job_run_many(PoolJob *const *jobs, unsigned n)
+{
+	const uint8_t *m[POOL_TAKE_MAX];
+	size_t mlen[POOL_TAKE_MAX];
+	const sigil_ed25519_expanded *ek[POOL_TAKE_MAX];
+	uint8_t sig[POOL_TAKE_MAX][64];
+	Op *pure[POOL_TAKE_MAX];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n && i < POOL_TAKE_MAX; i++) {
+		Op *op = (Op *)((char *)jobs[i] - offsetof(Op, batch.job));
+
+		if (!sign_pure(op)) {
+			job_run(jobs[i], 0, 1);
+			continue;
+		}
+		pure[k] = op;
+		m[k] = op->q->u.sign.message.data;
+		mlen[k] = op->q->u.sign.message.len;
+		ek[k] = &op->key->secret->ed;
+		k++;
+	}
+	for (unsigned i = 0; i < k; i++)
+		sigil_ed25519_sign_expanded(sig[i], m[i], mlen[i], ek[i]);
+	for (unsigned i = 0; i < k; i++) {
+		memcpy(pure[i]->resp.u.sign.signature, sig[i], 64); /* (public) */
+		pure[i]->r = 0;
+	}
+}
+
 static void job_done(PoolJob *j);
 
 /* put @op (kept) on the pool: verify_batch split over the workers (the
@@ -561,8 +601,11 @@ static void job_queue(Ops *o, Op *op)
 		pool_verify_batch(o->pool, &op->batch);
 		return;
 	}
-	if (op->kind == OP_SIGN || op->kind == OP_AGENT_SIGN)
+	if (op->kind == OP_SIGN || op->kind == OP_AGENT_SIGN) {
 		op->batch.job.here_if_alone = op->q->u.sign.message.len < OPS_LARGE_MESSAGE;
+		if (op->batch.job.here_if_alone)
+			op->batch.job.run_many = job_run_many;
+	}
 	else if (op->kind == OP_VERIFY)
 		op->batch.job.here_if_alone = op->q->u.verify.message.len < OPS_LARGE_MESSAGE;
 	else if (op->kind == OP_DH)

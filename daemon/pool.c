@@ -157,8 +157,34 @@ static void pool_spin(Pool *p)
 	}
 }
 
-/* the short jobs a worker takes under one lock */
-#define POOL_TAKE_MAX 32
+/* a worker: run the jobs it took; those of one part that share a
+ * run_many, two or more of them, through one run_many call (in queue
+ * order), the others one by one */
+static void pool_run_chunk(PoolJob *const *chunk, const unsigned *part, unsigned n)
+{
+	PoolJob *many[POOL_TAKE_MAX];
+	bool done[POOL_TAKE_MAX] = { false };
+
+	for (unsigned i = 0; i < n; i++) {
+		void (*fn)(PoolJob *const *, unsigned) = chunk[i]->run_many;
+		unsigned k = 0;
+
+		if (done[i] || !fn || chunk[i]->n_parts != 1)
+			continue;
+		for (unsigned j = i; j < n; j++)
+			if (!done[j] && chunk[j]->run_many == fn && chunk[j]->n_parts == 1)
+				many[k++] = chunk[j];
+		if (k < 2)
+			continue;
+		for (unsigned j = i; j < n; j++)
+			if (chunk[j]->run_many == fn && chunk[j]->n_parts == 1)
+				done[j] = true;
+		fn(many, k);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (!done[i])
+			chunk[i]->run(chunk[i], part[i], chunk[i]->n_parts);
+}
 
 static void *pool_worker(void *arg)
 {
@@ -181,8 +207,7 @@ static void *pool_worker(void *arg)
 			while (++n < share && chunk[n - 1]->here_if_alone && p->head && p->head->here_if_alone &&
 			       p->head->n_parts == 1);
 			pthread_mutex_unlock(&p->lock);
-			for (unsigned i = 0; i < n; i++)
-				chunk[i]->run(chunk[i], part[i], chunk[i]->n_parts);
+			pool_run_chunk(chunk, part, n);
 			/* then the results together: one wake of the loop */
 			for (unsigned i = 0; i < n; i++)
 				pool_finish(p, chunk[i]);

@@ -56,11 +56,21 @@ struct PoolJob {
 	/* a short job (a signature, a dh): when it is the only job of a
 	 * pool_kick(), it runs on the loop thread there instead (see pool_kick) */
 	bool here_if_alone;
+	/* optional, for short jobs of one part: a worker that takes several
+	 * jobs with the same run_many at once calls it once with all of them
+	 * (in queue order) instead of run() on each, so that they can be
+	 * computed together (eight signatures in vector lanes); it must do
+	 * for each job what run(job, 0, 1) does. A job alone, or run on the
+	 * loop thread, still goes through run(). */
+	void (*run_many)(PoolJob *const *jobs, unsigned n);
 	/* private to pool.c */
 	unsigned n_parts;
 	unsigned next_part; /* the next part a worker takes (under the pool's lock) */
 	atomic_uint parts_left;
 };
+
+/* the most short jobs a worker takes at once (one run_many call's n) */
+#define POOL_TAKE_MAX 32u
 
 #define POOL_JOB_INIT(run_fn, done_fn) { .run = (run_fn), .done = (done_fn) }
 

@@ -643,6 +643,120 @@ static void test_chain_here(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---- short jobs run together (run_many) -------------------------------- */
+
+typedef struct ManyJob {
+	PoolJob job;
+	unsigned id;
+	atomic_uint runs;      /* run() calls */
+	atomic_uint many_runs; /* times it came in a run_many() call */
+	unsigned group;        /* its run_many() call's n (0: none) */
+	bool in_order;         /* its run_many() call had its jobs in queue order */
+	bool done;
+} ManyJob;
+
+static void many_run(PoolJob *j, unsigned part, unsigned n_parts)
+{
+	(void)part;
+	(void)n_parts;
+	atomic_fetch_add(&((ManyJob *)j)->runs, 1);
+}
+
+static void many_run_many(PoolJob *const *jobs, unsigned n)
+{
+	bool order = true;
+
+	for (unsigned i = 1; i < n; i++)
+		order = order && ((ManyJob *)jobs[i - 1])->id < ((ManyJob *)jobs[i])->id;
+	for (unsigned i = 0; i < n; i++) {
+		ManyJob *m = (ManyJob *)jobs[i];
+
+		atomic_fetch_add(&m->many_runs, 1);
+		m->group = n;
+		m->in_order = order;
+	}
+}
+
+static void many_run_other(PoolJob *const *jobs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		atomic_fetch_add(&((ManyJob *)jobs[i])->many_runs, 100); /* (never grouped with many_run_many's) */
+}
+
+static void many_done(PoolJob *j)
+{
+	((ManyJob *)j)->done = true;
+}
+
+/* jobs that share a run_many and are taken together run through one call,
+ * in queue order, at most POOL_TAKE_MAX at a time; the others (no
+ * run_many, another run_many, split, alone) through run(); each job
+ * exactly once */
+static void test_run_many(void **state)
+{
+	enum { N = 80 };
+	uv_loop_t loop;
+	Pool *p;
+	ManyJob *jobs = calloc(N, sizeof(*jobs));
+	unsigned grouped = 0, max_group = 0;
+
+	(void)state;
+	assert_non_null(jobs);
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(pool_new(&p, &loop, 1, 0), 0);
+	for (unsigned i = 0; i < N; i++) {
+		jobs[i].job = (PoolJob)POOL_JOB_INIT(many_run, many_done);
+		jobs[i].id = i;
+		jobs[i].job.here_if_alone = true;
+		if (i % 5 != 4) /* every fifth job has none */
+			jobs[i].job.run_many = i == 70 ? many_run_other : many_run_many;
+		pool_submit(p, &jobs[i].job);
+	}
+	pool_kick(p); /* one batch: the worker sees all N queued */
+	for (;;) {
+		unsigned done = 0;
+
+		for (unsigned i = 0; i < N; i++)
+			done += jobs[i].done;
+		if (done == N)
+			break;
+		uv_run(&loop, UV_RUN_ONCE);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		unsigned runs = atomic_load(&jobs[i].runs), many = atomic_load(&jobs[i].many_runs);
+
+		assert_int_equal(runs + (many ? 1 : 0), 1); /* exactly once, one way */
+		if (i % 5 == 4 || i == 70) {
+			assert_int_equal(many, 0); /* no run_many, or alone with its own */
+			continue;
+		}
+		if (many) {
+			assert_int_equal(many, 1);
+			assert_true(jobs[i].in_order);
+			assert_true(jobs[i].group >= 2 && jobs[i].group <= POOL_TAKE_MAX);
+			grouped++;
+			if (jobs[i].group > max_group)
+				max_group = jobs[i].group;
+		}
+	}
+	/* 63 jobs with many_run_many, taken 32 at a time: most of them grouped */
+	assert_true(grouped >= 48);
+	assert_true(max_group >= 16);
+	/* a lone job with run_many runs here through run() */
+	ManyJob lone = { .job = POOL_JOB_INIT(many_run, many_done) };
+	lone.job.here_if_alone = true;
+	lone.job.run_many = many_run_many;
+	pool_submit(p, &lone.job);
+	pool_kick(p);
+	assert_true(lone.done);
+	assert_int_equal(atomic_load(&lone.runs), 1);
+	assert_int_equal(atomic_load(&lone.many_runs), 0);
+	pool_free(p);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	free(jobs);
+}
+
 /* ---- verify_batch in parts -------------------------------------------- */
 
 /* the parts of n items: contiguous, cover 0 .. n, at least
@@ -867,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_lone_job_runs_here),
 		cmocka_unit_test(test_chain_here),
+		cmocka_unit_test(test_run_many),
 		cmocka_unit_test(test_batch_ranges),
 		cmocka_unit_test(test_verify_batch_split),
 		cmocka_unit_test(test_verify_batch_edge),
