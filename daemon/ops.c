@@ -563,7 +563,7 @@ static void job_run_many(PoolJob *const *jobs, unsigned n)
 		ek[k] = &op->key->secret->ed;
 		k++;
 	}
-	for (unsigned i = 0; i < k; i++)
+	for (unsigned i = 0; i < k; i++) /* (until the lanes: one by one) */
 		sigil_ed25519_sign_expanded(sig[i], m[i], mlen[i], ek[i]);
 	for (unsigned i = 0; i < k; i++) {
 		memcpy(pure[i]->resp.u.sign.signature, sig[i], 64); /* (public) */

@@ -200,6 +200,14 @@ static void *pool_worker(void *arg)
 			unsigned share = (atomic_load_explicit(&p->queued, memory_order_relaxed) + p->n_workers - 1) /
 			                 p->n_workers;
 
+			/* jobs computed together (run_many: eight signatures in
+			 * lanes cost about three single ones) are worth taking
+			 * eight at a time even when the other workers get none */
+			if (p->head->run_many && share < POOL_TAKE_MANY) {
+				unsigned q = atomic_load_explicit(&p->queued, memory_order_relaxed);
+
+				share = q < POOL_TAKE_MANY ? q : POOL_TAKE_MANY;
+			}
 			if (share > POOL_TAKE_MAX)
 				share = POOL_TAKE_MAX;
 			do

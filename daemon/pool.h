@@ -71,6 +71,9 @@ struct PoolJob {
 
 /* the most short jobs a worker takes at once (one run_many call's n) */
 #define POOL_TAKE_MAX 32u
+/* a worker takes at least this many jobs that have a run_many when they
+ * are queued, even beyond its share (eight lanes of AVX-512) */
+#define POOL_TAKE_MANY 8u
 
 #define POOL_JOB_INIT(run_fn, done_fn) { .run = (run_fn), .done = (done_fn) }
 

@@ -752,6 +752,27 @@ static void test_run_many(void **state)
 	assert_int_equal(atomic_load(&lone.runs), 1);
 	assert_int_equal(atomic_load(&lone.many_runs), 0);
 	pool_free(p);
+	/* two workers, POOL_TAKE_MANY such jobs in one kick: one worker takes
+	 * them all (beyond its share of half) into one call */
+	assert_int_equal(pool_new(&p, &loop, 2, 0), 0);
+	memset(jobs, 0, N * sizeof(*jobs));
+	for (unsigned i = 0; i < POOL_TAKE_MANY; i++) {
+		jobs[i].job = (PoolJob)POOL_JOB_INIT(many_run, many_done);
+		jobs[i].id = i;
+		jobs[i].job.here_if_alone = true;
+		jobs[i].job.run_many = many_run_many;
+		pool_submit(p, &jobs[i].job);
+	}
+	pool_kick(p);
+	for (unsigned i = 0; i < POOL_TAKE_MANY; i++)
+		while (!jobs[i].done)
+			uv_run(&loop, UV_RUN_ONCE);
+	for (unsigned i = 0; i < POOL_TAKE_MANY; i++) {
+		assert_int_equal(atomic_load(&jobs[i].runs), 0);
+		assert_int_equal(atomic_load(&jobs[i].many_runs), 1);
+		assert_int_equal(jobs[i].group, POOL_TAKE_MANY);
+	}
+	pool_free(p);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
 	free(jobs);
