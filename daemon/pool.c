@@ -451,9 +451,12 @@ static void pool_hand_over(Pool *p)
 	p->pend_parts = 0;
 }
 
+/* may the lone job of a kick run here? A short one, and if the workers
+ * compute its kind together (run_many), only when nothing else is pending:
+ * while they are busy it waits there for the others (cheaper together) */
 static bool pool_short(const Pool *p, const PoolJob *j)
 {
-	return j->here_if_alone && j->n_parts == 1 && !p->freeing;
+	return j->here_if_alone && j->n_parts == 1 && !p->freeing && (!j->run_many || p->pending == 1);
 }
 
 void pool_kick(Pool *p)
