@@ -233,6 +233,8 @@ static Op *rpc_keep(Op *op)
 			kept_free(k);
 			return NULL;
 		}
+	} else {
+		rq->req.priv = NULL; /* (verify_batch's items: the copy's now) */
 	}
 	h->op = rq->op;
 	h->op.q = &h->req;

@@ -578,9 +578,21 @@ int proto_request_rebase(ProtoRequest *req, const uint8_t *from, const uint8_t *
 {
 	uintptr_t f = (uintptr_t)from;
 
-	if (req->priv)
+	if (req->priv && req->method != PROTO_METHOD_VERIFY_BATCH)
 		return -1;
 	switch (req->method) {
+	case PROTO_METHOD_VERIFY_BATCH: {
+		/* the items array is the decoder's (req->priv), not the frame's:
+		 * its entries point into the frame */
+		ProtoVerifyItem *it = req->priv;
+
+		for (size_t i = 0; it && i < req->u.verify_batch.n_items; i++) {
+			rebase(&it[i].public_key, f, to, len);
+			rebase(&it[i].signature, f, to, len);
+			rebase(&it[i].message.data, f, to, len);
+		}
+		return 0;
+	}
 	case PROTO_METHOD_SIGN:
 		rebase(&req->u.sign.message.data, f, to, len);
 		rebase(&req->u.sign.context.data, f, to, len);

@@ -456,8 +456,11 @@ void proto_request_deinit(ProtoRequest *req);
  *
  * Moves @req's pointers into the frame to the same offsets in @to, so that
  * @req is what decoding @to would give (a kept request need not be decoded
- * twice). Only for the methods whose fields it knows and that own no
- * decoder storage: sign, verify, dh, age.unwrap and those without pointers.
+ * twice). Only for the methods whose fields it knows: sign, verify, dh,
+ * age.unwrap, those without pointers, and verify_batch, whose items array
+ * (decoder storage, req->priv) is rebased in place: it stays @req's, so a
+ * copy of @req that is then rebased takes it over (the original must not
+ * be deinitialised after that, only forgotten).
  *
  * Return: 0, or -1 (@req unchanged): decode @to instead.
  */

@@ -691,6 +691,56 @@ static void rebased(Req *r, bool known)
 	free(copy);
 }
 
+/* verify_batch: its items array (the decoder's) rebased in place, the
+ * request then the same as a decoding of the copy, item by item */
+static void rebased_batch(const uint8_t k32[32], const uint8_t s64[64], const uint8_t *msg)
+{
+	Req r;
+	ProtoRequest q, q2;
+	bool has;
+	char err[PROTO_MESSAGE_MAX];
+	uint8_t *copy;
+	const void *items;
+
+	req_begin(&r, 10, "verify_batch", 2);
+	kv_str(&r, "policy", "zip215");
+	str(&r, "items");
+	msgpack_pack_array(&r.pk, 3);
+	for (int i = 0; i < 3; i++) {
+		msgpack_pack_map(&r.pk, 3);
+		kv_bin(&r, "public_key", k32, 32);
+		kv_bin(&r, "signature", s64, 64);
+		kv_bin(&r, "message", msg, (size_t)(i * 40)); /* the first empty */
+	}
+	copy = malloc(r.sb.size);
+	assert_non_null(copy);
+	assert_int_equal(decode(&r, &q, &has, err), 0);
+	assert_int_equal(q.u.verify_batch.n_items, 3);
+	memcpy(copy, r.sb.data, r.sb.size);
+	items = q.priv;
+	assert_int_equal(proto_request_rebase(&q, (const uint8_t *)r.sb.data, copy, r.sb.size), 0);
+	assert_ptr_equal(q.priv, items); /* the same array, its pointers moved */
+	memset(r.sb.data, 0xee, r.sb.size);
+	assert_int_equal(proto_request_decode(&q2, &has, copy, r.sb.size, err), 0);
+	assert_int_equal(q.u.verify_batch.policy, q2.u.verify_batch.policy);
+	assert_int_equal(q.u.verify_batch.n_items, q2.u.verify_batch.n_items);
+	for (size_t i = 0; i < q.u.verify_batch.n_items; i++) {
+		const ProtoVerifyItem *a = &q.u.verify_batch.items[i], *b = &q2.u.verify_batch.items[i];
+
+		assert_ptr_equal(a->public_key, b->public_key);
+		assert_ptr_equal(a->signature, b->signature);
+		assert_int_equal(a->message.len, b->message.len);
+		if (a->message.len)
+			assert_ptr_equal(a->message.data, b->message.data);
+		assert_memory_equal(a->public_key, k32, 32);
+		assert_memory_equal(a->signature, s64, 64);
+		assert_memory_equal(a->message.data, msg, a->message.len);
+	}
+	proto_request_deinit(&q2);
+	req_end(&r, &q);
+	free(copy);
+}
+
 static void test_rebase(void **state)
 {
 	Req r;
@@ -744,6 +794,7 @@ static void test_rebase(void **state)
 	req_begin(&r, 9, "unlock", 1);
 	kv_str(&r, "passphrase", "pw");
 	rebased(&r, false);
+	rebased_batch(k32, s64, msg);
 }
 
 static void test_encode(void **state)
