@@ -172,7 +172,8 @@ static void b64_base_encode(const backend *be, uint8_t s[32], const uint8_t a[32
 
 /* With the IFMA lanes: eight at a time, a short batch padded with zero
  * scalars (public) from B64_LANES_MIN on; below that, or without lanes,
- * one by one. */
+ * one by one. The lanes cost about as much for 2 scalars as 2 single
+ * calls, clearly less from 3 on (docs/performance.md, "signlanes"). */
 #define B64_LANES_MIN 3
 _Static_assert(BACKEND_BASE_MANY == BASE_LANES, "a batch fills the lanes");
 
