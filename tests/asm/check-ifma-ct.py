@@ -15,7 +15,8 @@ intel of the archive) and fails on:
      argument (rdi, rsi, rdx, rcx at entry, or a plain register copy of one),
      the stack pointer or rip (the constant tables), or a public offset of
      one (LEA of such registers and constants; ADD or SUB of a constant, the
-     loop's walk over a table): so no address depends on data. A register
+     loop's walk over a table; a register set to a constant, a loop
+     counter): so no address depends on data. A register
      stops being a pointer once anything else writes it; the loop's back
      edge is followed to a fixed point. LEA only computes (it reads no
      memory).
@@ -137,7 +138,13 @@ def check(ins):
             if dst == "rsp":
                 return state
             # a public offset of a pointer: LEA of pointers, rip and
-            # constants; a constant added to or taken from a pointer
+            # constants; a constant added to or taken from a pointer; a
+            # constant (MOV of an immediate, XOR of a register with itself)
+            # written to a whole 32- or 64-bit register: a loop counter
+            whole = re.match(r"^(r[a-z]{2}|r[0-9]+|e[a-z]{2}|r[0-9]+d)$", ops[0])
+            if whole and len(ops) == 2 and ((m == "xor" and ops[0] == ops[1]) or
+                                            (m == "mov" and re.match(r"^(0x[0-9a-f]+|[0-9]+)$", ops[1]))):
+                return state | {dst}
             if m == "lea" and len(ops) == 2 and re.match(r"^r", ops[0]) \
                     and all(r in state or r in ALWAYS for r in regs_in(ops[1])):
                 return state | {dst}
@@ -186,6 +193,8 @@ def plant(ins):
         ("a pointer reloaded from memory before a store",
          ins[:st] + [(ins[st][0], "mov", "%s,QWORD PTR [rsp-0x20]" % base)] + ins[st:]),
         ("a division", ins[:mid] + [(a0, "div", "rcx")] + ins[mid:]),
+        ("a partial register write before a load",
+         ins[:mid] + [(a0, "mov", "dil,0x1"), (a0, "vmovdqa64", "zmm1,ZMMWORD PTR [rdi]")] + ins[mid:]),
         ("a pointer advanced by data before a load",
          ins[:mid] + [(a0, "add", "rdi,rbx"), (a0, "vmovdqa64", "zmm1,ZMMWORD PTR [rdi]")] + ins[mid:]),
         ("a gather", ins[:mid] + [(a0, "vpgatherqq", "ymm1{k1},[rsp+ymm2*8]")] + ins[mid:]),
