@@ -34,9 +34,12 @@
  * 0..4: every column below 2^52 (5 + 10 + 19 15) < 2^61. One carry round in
  * parallel (bits 51 and up of every limb into the next, the top one's
  * times 19 into l[0]) takes limbs below 2^63 to "tight" limbs: l[0] < 2^51
- * + 19 2^12, the others < 2^51 + 2^12. A sum of two tight values, 2 Z + C,
- * or a difference a + 4p - b (4p's limbs 2^53 - 76, 2^53 - 4, above a
- * tight b) is carried once to be tight again. The table's entries are
+ * + 19 2^12, the others < 2^51 + 2^12. A sum of two tight values or a
+ * difference a + 4p - b (4p's limbs 2^53 - 76, 2^53 - 4, above a tight b)
+ * is carried once to be tight again. The madd's products A, B and C are
+ * left uncarried (below 2^61): A + B and 2 Z + C are below 2^62, and their
+ * differences take 2^11 p (limbs 2^62 - 19 2^11, 2^62 - 2^11, above any b
+ * below 2^61), below 2^63; one carry each. The table's entries are
  * canonical (below 2^51), the negated 2dxy is 2p - v (below 2^52).
  */
 
@@ -69,8 +72,8 @@ BL_INLINE void BL_F(carry)(BL_F(fe) *r)
 		r->l[k] = BL_ADD(BL_AND(r->l[k], m), c[k - 1]);
 }
 
-/* r = a b, tight; r may alias a or b */
-BL_INLINE void BL_F(mul)(BL_F(fe) *r, const BL_F(fe) *a, const BL_F(fe) *b)
+/* r = a b, limbs below 2^61 (not carried); r may alias a or b */
+BL_INLINE void BL_F(mul_loose)(BL_F(fe) *r, const BL_F(fe) *a, const BL_F(fe) *b)
 {
 	const BL_V z = BL_SET1(0);
 	BL_V L[9], H[9];
@@ -95,17 +98,26 @@ BL_INLINE void BL_F(mul)(BL_F(fe) *r, const BL_F(fe) *a, const BL_F(fe) *b)
 		BL_V up = k == 4 ? BL_SLL(H[8], 1) : BL_ADD(L[k + 5], BL_SLL(H[k + 4], 1));
 		r->l[k] = BL_ADD(lo, BL_F(times19)(up));
 	}
+}
+
+/* r = a b, tight; r may alias a or b */
+BL_INLINE void BL_F(mul)(BL_F(fe) *r, const BL_F(fe) *a, const BL_F(fe) *b)
+{
+	BL_F(mul_loose)(r, a, b);
 	BL_F(carry)(r);
 }
 
-/* r = a + b (sub = 0) or a + 4p - b (sub = 1, a constant), tight */
+/* r = a + b (sub = 0), a + 4p - b (sub = 1: b tight) or a + 2^11 p - b
+ * (sub = 2: b below 2^61), tight (a constant); a + b and the sum with p
+ * below 2^63 */
 BL_INLINE void BL_F(addsub)(BL_F(fe) *r, const BL_F(fe) *a, const BL_F(fe) *b, int sub)
 {
 	BL_UNROLL(5)
 	for (int k = 0; k < 5; k++) {
 		if (sub) {
-			BL_V p4 = BL_SET1(k == 0 ? (UINT64_C(1) << 53) - 76 : (UINT64_C(1) << 53) - 4);
-			r->l[k] = BL_SUB(BL_ADD(a->l[k], p4), b->l[k]);
+			int sh = sub == 1 ? 2 : 11;
+			BL_V pm = BL_SET1(((k == 0 ? (UINT64_C(1) << 51) - 19 : (UINT64_C(1) << 51) - 1)) << sh);
+			r->l[k] = BL_SUB(BL_ADD(a->l[k], pm), b->l[k]);
 		} else {
 			r->l[k] = BL_ADD(a->l[k], b->l[k]);
 		}
@@ -166,16 +178,17 @@ BL_ENTRY_ATTR void BL_ENTRY_NAME(uint64_t (*out)[5][BASE_LANES], const uint64_t 
 		 * 2dxy T, D = 2 Z; then (E, H, G, F) = (A - B, A + B, D + C,
 		 * D - C) and the p3 sum (E F, H G, G F, E H) */
 		BL_F(addsub)(&a, &hy, &hx, 0);
-		BL_F(mul)(&a, &a, &yp);
+		BL_F(mul_loose)(&a, &a, &yp);
 		BL_F(addsub)(&b, &hy, &hx, 1);
-		BL_F(mul)(&b, &b, &ym);
-		BL_F(mul)(&c, &xy, &ht);
+		BL_F(mul_loose)(&b, &b, &ym);
+		BL_F(mul_loose)(&c, &xy, &ht);
 		BL_UNROLL(5)
 		for (int k = 0; k < 5; k++)
 			e.l[k] = BL_ADD(hz.l[k], hz.l[k]); /* D, below 2^53 */
+		/* A, B and C not carried (below 2^61): the differences take 2^11 p */
 		BL_F(addsub)(&g, &e, &c, 0);
-		BL_F(addsub)(&f, &e, &c, 1);
-		BL_F(addsub)(&e, &a, &b, 1);
+		BL_F(addsub)(&f, &e, &c, 2);
+		BL_F(addsub)(&e, &a, &b, 2);
 		BL_F(addsub)(&h, &a, &b, 0);
 		BL_F(mul)(&hx, &e, &f);
 		BL_F(mul)(&hy, &h, &g);
