@@ -131,6 +131,8 @@ def check(ins):
         gpr = [ALIAS[op] for op in ops if op in ALIAS]
         if m in NOWRITE or COND.match(m):
             return state
+        if m == "xchg" and len(ops) == 2 and ops[0] == ops[1]:
+            return state  # XCHG AX,AX: the assembler's 2-byte NOP (padding)
         if m in MULTIWRITE:
             return state - set(gpr) - {"rax", "rdx"}
         if ops and ops[0] in ALIAS:
