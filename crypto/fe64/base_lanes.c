@@ -25,6 +25,8 @@ void base_lanes_digits(uint64_t (*dig)[BASE_LANES], int lane, const uint8_t a[32
 
 	for (int i = 0; i < 32; i++)
 		w[i / 8] |= (uint64_t)a[i] << (8 * (i % 8));
+	/* unrolled: every position a constant */
+	_Pragma("GCC unroll 43")
 	for (int i = 0; i < BASE_LANES_DIGITS; i++) {
 		unsigned bit = 6 * (unsigned)i, q = bit / 64, r = bit % 64;
 		uint64_t v = w[q] >> r;
