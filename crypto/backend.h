@@ -36,6 +36,8 @@
  * 4 x 64-bit backend: Straus; above it, Pippenger). */
 #define BACKEND_BATCH_MAX 512
 #define BACKEND_BATCH_SMALL 128
+/* Scalars per base_encode_many call (signatures signed together). */
+#define BACKEND_BASE_MANY 8
 
 /* The protocol half of one batch equation (ed25519.c), called by
  * batch_vartime once the encodings are decoded: given ok[i] (1 when enc[i]
@@ -58,6 +60,10 @@ struct backend {
 	 * clamped or reduced scalar). Constant time in a; s is not
 	 * declassified. */
 	void (*base_encode)(const backend *be, uint8_t s[32], const uint8_t a[32]);
+	/* s[i] = base_encode's s for a[i], i < n, 1 <= n <= BACKEND_BASE_MANY:
+	 * several secret scalars at once (in lanes where the backend has
+	 * them, else one by one). Constant time in the a[i]. */
+	void (*base_encode_many)(const backend *be, uint8_t (*s)[32], const uint8_t (*a)[32], int n);
 	/* u = the Montgomery u = (1 + y) / (1 - y) of a B (RFC 7748's
 	 * public key), a clamped (so a B has y != 1). Constant time in a; u
 	 * is not declassified. The fixed base ends in an encoding so that a

@@ -51,6 +51,7 @@ static void cpu_probe(void)
 	/* the IFMA ladder only beside the fe64 assembly: the backend is ref51's
 	 * otherwise (no ADX, or Valgrind) */
 	cpu_fe64_impl.x25519 = cpu_ge64_asm != NULL ? x25519_lanes_probe() : NULL;
+	cpu_fe64_impl.base_lanes = cpu_ge64_asm != NULL ? base_lanes_probe() : NULL;
 
 	if (cpu_ge64_asm != NULL) {
 		cpu_fe64_backend = backend_fe64;

@@ -99,21 +99,30 @@ SIGIL_EXPORT void sigil_ed25519_keypair_from_seed(uint8_t pk[32], uint8_t sk[64]
  * k = SHA-512(dom2 || R || pk || M) mod L, S = (r + k a) mod L.
  * M is read twice, sig written last, so sig may overlap M or ek.
  * Constant time in ek and r; time depends on mlen and ctxlen. */
-static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t mlen,
-                      const sigil_ed25519_expanded *ek)
+/* r = the nonce of m under ek (secret) */
+static void sign_nonce(uint8_t r[32], const dom2 *d, const uint8_t *m, size_t mlen,
+                       const sigil_ed25519_expanded *ek)
 {
 	sigil_sha512_ctx c;
-	uint8_t h[64], r[32], k[32], R[32], S[32];
-	const backend *be = backend_get();
+	uint8_t h[64];
 
 	sigil_sha512_init(&c);
 	hash_dom2(&c, d);
 	sigil_sha512_update(&c, ek->prefix, 32);
 	sigil_sha512_update(&c, m, mlen);
 	sigil_sha512_final(&c, h);
-	sc_reduce(r, h); /* the nonce: secret */
+	sc_reduce(r, h);
+	sigil_wipe(&c, sizeof c);
+	sigil_wipe(h, sizeof h);
+}
 
-	be->base_encode(be, R, r);
+/* sig = (R, S) from the nonce r and R = r B (encoded; declassified here) */
+static void sign_finish(uint8_t sig[64], const dom2 *d, uint8_t R[32], const uint8_t r[32],
+                        const uint8_t *m, size_t mlen, const sigil_ed25519_expanded *ek)
+{
+	sigil_sha512_ctx c;
+	uint8_t h[64], k[32], S[32];
+
 	CT_DECLASSIFY(R, 32); /* R is half of the signature: public */
 
 	sigil_sha512_init(&c);
@@ -132,8 +141,19 @@ static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t m
 
 	sigil_wipe(&c, sizeof c);
 	sigil_wipe(h, sizeof h);
-	sigil_wipe(r, sizeof r);
 	sigil_wipe(k, sizeof k);
+}
+
+static void sign_core(uint8_t sig[64], const dom2 *d, const uint8_t *m, size_t mlen,
+                      const sigil_ed25519_expanded *ek)
+{
+	uint8_t r[32], R[32];
+	const backend *be = backend_get();
+
+	sign_nonce(r, d, m, mlen, ek);
+	be->base_encode(be, R, r);
+	sign_finish(sig, d, R, r, m, mlen, ek);
+	sigil_wipe(r, sizeof r);
 }
 
 /* An expanded key from sk = seed || pk, trusting the pk half (crypto.h). */
@@ -147,6 +167,28 @@ SIGIL_EXPORT void sigil_ed25519_sign_expanded(uint8_t sig[64], const uint8_t *m,
                                               const sigil_ed25519_expanded *ek)
 {
 	sign_core(sig, &DOM_PURE, m, mlen, ek);
+}
+
+/* BACKEND_BASE_MANY at a time: the nonces, their R together
+ * (base_encode_many: in lanes where the backend has them), the rest one by
+ * one; the last chunk as long as what is left. */
+SIGIL_EXPORT void sigil_ed25519_sign_expanded_many(uint8_t (*sig)[64], const uint8_t *const *m,
+                                                   const size_t *mlen,
+                                                   const sigil_ed25519_expanded *const *ek,
+                                                   size_t n)
+{
+	uint8_t r[BACKEND_BASE_MANY][32], R[BACKEND_BASE_MANY][32];
+	const backend *be = backend_get();
+
+	for (size_t i = 0; i < n; i += BACKEND_BASE_MANY) {
+		int cnt = n - i < BACKEND_BASE_MANY ? (int)(n - i) : BACKEND_BASE_MANY;
+		for (int j = 0; j < cnt; j++)
+			sign_nonce(r[j], &DOM_PURE, m[i + j], mlen[i + j], ek[i + j]);
+		be->base_encode_many(be, R, (const uint8_t (*)[32])r, cnt);
+		for (int j = 0; j < cnt; j++)
+			sign_finish(sig[i + j], &DOM_PURE, R[j], r[j], m[i + j], mlen[i + j], ek[i + j]);
+	}
+	sigil_wipe(r, sizeof r);
 }
 
 SIGIL_EXPORT int sigil_ed25519ctx_sign_expanded(uint8_t sig[64], const uint8_t *m, size_t mlen,

@@ -18,6 +18,7 @@
 
 #include "fe64/fe64.h"
 #include "fe64/ge64.h"
+#include "fe64/base_lanes.h"
 #include "fe64/x25519_lanes.h"
 
 /* Points per msm_straus_vartime call: 64 signatures (R and A) share one
@@ -49,6 +50,7 @@ typedef struct fe64_impl {
 	msm_pow22523_lanes_fn *pow_lanes;
 	msm_odd_multiples_lanes_fn *om_lanes;
 	x25519_lanes_fn *x25519; /* the IFMA ladder, or NULL: the fe ops' ladder */
+	base_lanes_fn *base_lanes; /* the IFMA fixed base x8, or NULL: one at a time */
 } fe64_impl;
 
 /* cpu.c: its fe64_impl (never NULL; with assembly only when the build has

@@ -119,6 +119,14 @@ static void ref51_base_encode(const backend *be, uint8_t s[32], const uint8_t a[
 	sigil_wipe(&A, sizeof A);
 }
 
+/* no lanes here: one by one */
+static void ref51_base_encode_many(const backend *be, uint8_t (*s)[32], const uint8_t (*a)[32],
+                                   int n)
+{
+	for (int i = 0; i < n; i++)
+		ref51_base_encode(be, s[i], a[i]);
+}
+
 /* [a]B = (x, y) maps to u = (1 + y) / (1 - y) = (Z + Y) / (Z - Y). */
 static void ref51_base_mont_u(const backend *be, uint8_t u[32], const uint8_t a[32])
 {
@@ -210,6 +218,7 @@ const backend backend_ref51 = {
 	.impl = NULL,
 	.x25519 = ref51_x25519,
 	.base_encode = ref51_base_encode,
+	.base_encode_many = ref51_base_encode_many,
 	.base_mont_u = ref51_base_mont_u,
 	.verify_vartime = ref51_verify_vartime,
 	.batch_vartime = ref51_batch_vartime,

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""check-ifma-ct.py OBJDUMP ARCHIVE - the object code of the AVX-512 IFMA
-X25519 ladder (x25519_ifma_ladder, crypto/asm/amd64/x25519_ifma.c) is
+"""check-ifma-ct.py OBJDUMP ARCHIVE [FUNC] - the object code of the AVX-512
+IFMA X25519 ladder (x25519_ifma_ladder, crypto/asm/amd64/x25519_ifma.c; or
+FUNC, e.g. base_ifma_lanes, the eight-lane fixed base of
+crypto/asm/amd64/base_ifma.c, whose one loop walks the comb's rows) is
 constant time by construction. Valgrind 3.19 cannot run AVX-512, so ctgrind
 cannot execute it; this reads the compiled routine instead (objdump -d -M
 intel of the archive) and fails on:
@@ -11,10 +13,13 @@ intel of the archive) and fails on:
      call, direct or indirect; a division (DIV, IDIV: data-dependent time);
   2. any memory operand whose address uses a register that is not a pointer
      argument (rdi, rsi, rdx, rcx at entry, or a plain register copy of one),
-     the stack pointer or rip (the constant tables): so no address depends on
-     data. A register stops being a pointer once anything else writes it;
-     the loop's back edge is followed to a fixed point. LEA only computes
-     (it reads no memory).
+     the stack pointer or rip (the constant tables), or a public offset of
+     one (LEA of such registers and constants; ADD or SUB of a constant, the
+     loop's walk over a table; a register set to a constant, a loop
+     counter): so no address depends on data. A register
+     stops being a pointer once anything else writes it; the loop's back
+     edge is followed to a fixed point. LEA only computes (it reads no
+     memory).
 
 Then (the check of the check) it plants violations in a copy of the same
 code, one at a time (a conditional jump, an indirect call, an address with a
@@ -45,7 +50,7 @@ COND = re.compile(r"^(j(?!mp)[a-z]+|loop[a-z]*|jrcxz|jecxz)$")
 
 
 def parse(text):
-    """The routine's instructions: (address, mnemonic, operands)."""
+    """FUNC's instructions: (address, mnemonic, operands)."""
     out, cur = [], False
     for line in text.splitlines():
         m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
@@ -126,11 +131,27 @@ def check(ins):
         gpr = [ALIAS[op] for op in ops if op in ALIAS]
         if m in NOWRITE or COND.match(m):
             return state
+        if m == "xchg" and len(ops) == 2 and ops[0] == ops[1]:
+            return state  # XCHG AX,AX: the assembler's 2-byte NOP (padding)
         if m in MULTIWRITE:
             return state - set(gpr) - {"rax", "rdx"}
         if ops and ops[0] in ALIAS:
             dst = ALIAS[ops[0]]
             if dst == "rsp":
+                return state
+            # a public offset of a pointer: LEA of pointers, rip and
+            # constants; a constant added to or taken from a pointer; a
+            # constant (MOV of an immediate, XOR of a register with itself)
+            # written to a whole 32- or 64-bit register: a loop counter
+            whole = re.match(r"^(r[a-z]{2}|r[0-9]+|e[a-z]{2}|r[0-9]+d)$", ops[0])
+            if whole and len(ops) == 2 and ((m == "xor" and ops[0] == ops[1]) or
+                                            (m == "mov" and re.match(r"^(0x[0-9a-f]+|[0-9]+)$", ops[1]))):
+                return state | {dst}
+            if m == "lea" and len(ops) == 2 and re.match(r"^r", ops[0]) \
+                    and all(r in state or r in ALWAYS for r in regs_in(ops[1])):
+                return state | {dst}
+            if m in ("add", "sub") and len(ops) == 2 and dst in state and re.match(r"^r", ops[0]) \
+                    and re.match(r"^(0x[0-9a-f]+|[0-9]+)$", ops[1]):
                 return state
             if m == "mov" and len(ops) == 2 and ops[1] in ALIAS and ALIAS[ops[1]] in state \
                     and re.match(r"^r", ops[0]) and re.match(r"^r", ops[1]):
@@ -174,13 +195,20 @@ def plant(ins):
         ("a pointer reloaded from memory before a store",
          ins[:st] + [(ins[st][0], "mov", "%s,QWORD PTR [rsp-0x20]" % base)] + ins[st:]),
         ("a division", ins[:mid] + [(a0, "div", "rcx")] + ins[mid:]),
+        ("a partial register write before a load",
+         ins[:mid] + [(a0, "mov", "dil,0x1"), (a0, "vmovdqa64", "zmm1,ZMMWORD PTR [rdi]")] + ins[mid:]),
+        ("a pointer advanced by data before a load",
+         ins[:mid] + [(a0, "add", "rdi,rbx"), (a0, "vmovdqa64", "zmm1,ZMMWORD PTR [rdi]")] + ins[mid:]),
         ("a gather", ins[:mid] + [(a0, "vpgatherqq", "ymm1{k1},[rsp+ymm2*8]")] + ins[mid:]),
     ]
     return out
 
 
 def main():
+    global FUNC
     objdump, archive = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 3:
+        FUNC = sys.argv[3]
     text = subprocess.run([objdump, "-d", "--no-show-raw-insn", "-M", "intel", archive],
                           check=True, capture_output=True, text=True).stdout
     ins = parse(text)
@@ -193,7 +221,8 @@ def main():
             print("# " + b)
     else:
         print("ok 1 - %s: %d instructions, one conditional jump (the public loop), "
-              "no call, no division, every address a pointer argument, the stack or rip" % (FUNC, len(ins)))
+              "no call, no division, every address a pointer argument, the stack or rip "
+              "or a public offset of one" % (FUNC, len(ins)))
     fail = bool(bad)
     for n, (desc, mut) in enumerate(planted, 2):
         caught = check(mut)

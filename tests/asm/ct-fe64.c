@@ -18,7 +18,12 @@
  * IFMA routine, which Valgrind cannot run: tests/asm/check-ifma-ct.py reads
  * that one's object code), with both the scalar and u secret; and the IFMA
  * probe must answer NULL here (Valgrind hides AVX-512 from CPUID), so that
- * no ctgrind run of the library takes a path it cannot check. TAP output.
+ * no ctgrind run of the library takes a path it cannot check. The eight-lane
+ * fixed base of signing many at once (base_lanes_encode: the digits, the
+ * lanes, Montgomery's trick over the eight Z, the encodings) runs the same
+ * way, its lanes as the C twin of the IFMA routine (same body; the IFMA
+ * object code is read by check-ifma-ct.py), eight secret scalars, with the
+ * C twins' field and with the assembly's. TAP output.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +40,7 @@
 #include "fe64/msm.h"
 #include "fe64/ge64_table.h"
 #include "fe64/x25519_lanes.h"
+#include "fe64/base_lanes.h"
 
 static const fe64_ops adx_fe = { fe64_mul_adx, fe64_sq_adx, fe64_ladder_step_adx, fe64_sq_n_adx,
                                  "adx" };
@@ -185,11 +191,35 @@ static int check_ladder(const fe64_ops *ops, x25519_lanes_fn *lanes)
 	return ok;
 }
 
+/* base_lanes_encode with the C twin of the IFMA lanes and fe's field, eight
+ * secret scalars (one of them 0), against ref51's fixed base */
+static int check_base_lanes(const fe64_ops *fe)
+{
+	int ok = 1;
+	for (int n = 0; n < 2; n++) {
+		uint8_t a[BASE_LANES][32], s[BASE_LANES][32], want[BASE_LANES][32];
+		for (int l = 0; l < BASE_LANES; l++) {
+			ge_p3 P;
+			for (int i = 0; i < 32; i++)
+				a[l][i] = (uint8_t)(l == 3 ? 0 : 29 * n + 17 * l + 5 * i + 3);
+			a[l][31] &= 127;
+			ge_scalarmult_base(&P, a[l]);
+			ge_p3_tobytes(want[l], &P);
+		}
+		CT_SECRET(a, sizeof a);
+		base_lanes_encode(s, (const uint8_t (*)[32])a, base_lanes_generic, fe);
+		CT_DECLASSIFY(s, sizeof s);
+		CT_DECLASSIFY(a, sizeof a);
+		ok &= memcmp(s, want, sizeof s) == 0;
+	}
+	return ok;
+}
+
 int main(void)
 {
 	int adx = host_has_adx();
 	int failed = 0;
-	printf("1..10\n");
+	printf("1..13\n");
 #define REPORT(i, ok, what)                                         \
 	do {                                                        \
 		int ok_ = (ok);                                     \
@@ -222,5 +252,14 @@ int main(void)
 	REPORT(9, check_ladder(NULL, x25519_lanes_generic), "x25519_lanes64 with the C twin of the IFMA ladder, secret scalar and u");
 	REPORT(10, x25519_lanes_probe() == NULL && cpu_fe64()->x25519 == NULL,
 	       "under Valgrind the IFMA probe answers NULL and cpu.c does not take the IFMA ladder");
+	REPORT(11, check_base_lanes(&fe64_ops_generic),
+	       "base_lanes_encode, C twin of the IFMA lanes and C field, eight secret scalars");
+	if (adx)
+		REPORT(12, check_base_lanes(&adx_fe),
+		       "base_lanes_encode, C twin of the IFMA lanes and the field assembly forced, eight secret scalars");
+	else
+		printf("ok 12 # SKIP the host has no BMI2/ADX\n");
+	REPORT(13, base_lanes_probe() == NULL && cpu_fe64()->base_lanes == NULL,
+	       "under Valgrind the IFMA lanes' probe answers NULL and cpu.c does not take them");
 	return failed;
 }

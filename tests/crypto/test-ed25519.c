@@ -1300,9 +1300,59 @@ static void test_overlap(void **state)
 	}
 }
 
+/* sigil_ed25519_sign_expanded_many against sigil_ed25519_sign_expanded,
+ * every n from 0 to 27 and 64 (full chunks of 8, short last ones), keys
+ * repeated and distinct, message lengths from 0 to 300, and each sig[i]
+ * written over its own 64-byte message (crypto.h allows it). */
+static void test_sign_many(void **state)
+{
+	enum { NMAX = 64 };
+	static sigil_ed25519_expanded ek[NMAX];
+	static uint8_t msg[NMAX][300], buf[NMAX][64], sig[NMAX][64], want[NMAX][64];
+	const sigil_ed25519_expanded *ekp[NMAX];
+	const uint8_t *mp[NMAX];
+	size_t ml[NMAX];
+
+	(void)state;
+	th_rng_reset("sign_many");
+	for (int n = 0; n <= NMAX; n = n < 27 ? n + 1 : NMAX + (n == NMAX)) {
+		for (int i = 0; i < n; i++) {
+			uint8_t seed[32];
+			th_randbytes(seed, 32);
+			if (i % 5 == 4) /* a key used twice in one chunk */
+				ekp[i] = ekp[i - 1];
+			else {
+				sigil_ed25519_expand(&ek[i], seed);
+				ekp[i] = &ek[i];
+			}
+			ml[i] = i % 7 == 0 ? 0 : i % 7 == 1 ? 64 : th_rand_below(301);
+			th_randbytes(msg[i], sizeof msg[i]);
+			mp[i] = msg[i];
+			sigil_ed25519_sign_expanded(want[i], msg[i], ml[i], ekp[i]);
+		}
+		memset(sig, 0, sizeof sig);
+		sigil_ed25519_sign_expanded_many(sig, mp, ml, ekp, (size_t)n);
+		for (int i = 0; i < n; i++)
+			th_assert_bytes_eq(sig[i], want[i], 64);
+		/* each signature over its own 64-byte message */
+		for (int i = 0; i < n; i++) {
+			ml[i] = 64;
+			memcpy(buf[i], msg[i], 64);
+			mp[i] = buf[i];
+			sigil_ed25519_sign_expanded(want[i], msg[i], 64, ekp[i]);
+		}
+		sigil_ed25519_sign_expanded_many(buf, mp, ml, ekp, (size_t)n);
+		for (int i = 0; i < n; i++)
+			th_assert_bytes_eq(buf[i], want[i], 64);
+		if (n == NMAX)
+			break;
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sign_many),
 		cmocka_unit_test(test_rfc8032),
 		cmocka_unit_test(test_sign_input),
 		cmocka_unit_test(test_wycheproof_v1),

@@ -127,6 +127,37 @@ static int case_sign_expanded(void)
 	return ctg_expect_bytes("sign_expanded", sig, want, 64);
 }
 
+/* 10 signatures (a chunk of 8, then 2), each its own secret expanded key,
+ * against single signs made before the keys were marked secret */
+static int case_sign_expanded_many(void)
+{
+	enum { N = 10 };
+	uint8_t seed[32], sig[N][64], want[N][64], msg[N][40];
+	sigil_ed25519_expanded ek[N];
+	const sigil_ed25519_expanded *ekp[N];
+	const uint8_t *mp[N];
+	size_t ml[N];
+	int bad = 0;
+
+	ctg_unhex(seed, 32, t1_seed);
+	for (int i = 0; i < N; i++) {
+		seed[0] = (uint8_t)i;
+		sigil_ed25519_expand(&ek[i], seed);
+		memset(msg[i], 'a' + i, sizeof msg[i]);
+		ml[i] = (size_t)(4 * i);
+		mp[i] = msg[i];
+		ekp[i] = &ek[i];
+		sigil_ed25519_sign_expanded(want[i], msg[i], ml[i], &ek[i]);
+	}
+	ctg_secret(ek, sizeof(ek));
+	ctg_secret(sig, sizeof(sig));
+	sigil_ed25519_sign_expanded_many(sig, mp, ml, ekp, N);
+	sigil_wipe(ek, sizeof(ek));
+	for (int i = 0; i < N; i++)
+		bad |= ctg_expect_bytes("sign_expanded_many", sig[i], want[i], 64);
+	return bad;
+}
+
 static int case_ctx_sign(void)
 {
 	uint8_t seed[32], pk[32], sk[64], m[16], sig[64], want[64];
@@ -899,6 +930,7 @@ static const ctg_case cases[] = {
 	RUN(case_expand, "constant time (seed secret)"),
 	RUN(case_sign, "constant time (sk secret)"),
 	RUN(case_sign_expanded, "constant time (expanded key secret)"),
+	RUN(case_sign_expanded_many, "constant time (ten expanded keys secret)"),
 	RUN(case_ctx_sign, "constant time (sk secret); ctxlen 256 refused"),
 	RUN(case_ctx_sign_expanded, "constant time (expanded key secret)"),
 	RUN(case_ph_sign, "constant time (sk secret)"),

@@ -52,20 +52,7 @@ __attribute__((visibility("hidden"))) void x25519_ifma_ladder(fe64 *x2, fe64 *z2
  * cleared before return, as the SHA-512 assembly does with VZEROALL
  * (ymm16..31 are beyond VZEROALL's reach); a later spill of the vector
  * state (a signal frame, the lazy binder's XSAVE) then holds zeros. */
-#define LN_SCRUB()                                                                                 \
-	__asm__ volatile("vzeroall\n\t"                                                            \
-	                 "vpxord %%ymm16, %%ymm16, %%ymm16\n\tvpxord %%ymm17, %%ymm17, %%ymm17\n\t"    \
-	                 "vpxord %%ymm18, %%ymm18, %%ymm18\n\tvpxord %%ymm19, %%ymm19, %%ymm19\n\t"    \
-	                 "vpxord %%ymm20, %%ymm20, %%ymm20\n\tvpxord %%ymm21, %%ymm21, %%ymm21\n\t"    \
-	                 "vpxord %%ymm22, %%ymm22, %%ymm22\n\tvpxord %%ymm23, %%ymm23, %%ymm23\n\t"    \
-	                 "vpxord %%ymm24, %%ymm24, %%ymm24\n\tvpxord %%ymm25, %%ymm25, %%ymm25\n\t"    \
-	                 "vpxord %%ymm26, %%ymm26, %%ymm26\n\tvpxord %%ymm27, %%ymm27, %%ymm27\n\t"    \
-	                 "vpxord %%ymm28, %%ymm28, %%ymm28\n\tvpxord %%ymm29, %%ymm29, %%ymm29\n\t"    \
-	                 "vpxord %%ymm30, %%ymm30, %%ymm30\n\tvpxord %%ymm31, %%ymm31, %%ymm31"          \
-	                 ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",   \
-	                   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16",       \
-	                   "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24",      \
-	                   "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31")
+#define LN_SCRUB() X86_VECTOR_SCRUB()
 
 #include "fe64/x25519_lanes_body.h"
 
