@@ -550,7 +550,11 @@ static void job_run_many(PoolJob *const *jobs, unsigned n)
 	Op *pure[POOL_TAKE_MAX];
 	unsigned k = 0;
 
-	for (unsigned i = 0; i < n && i < POOL_TAKE_MAX; i++) {
+	if (n > POOL_TAKE_MAX) { /* (the pool gives at most that many) */
+		job_run_many(jobs + POOL_TAKE_MAX, n - POOL_TAKE_MAX);
+		n = POOL_TAKE_MAX;
+	}
+	for (unsigned i = 0; i < n; i++) {
 		Op *op = (Op *)((char *)jobs[i] - offsetof(Op, batch.job));
 
 		if (!sign_pure(op)) {
@@ -563,8 +567,8 @@ static void job_run_many(PoolJob *const *jobs, unsigned n)
 		ek[k] = &op->key->secret->ed;
 		k++;
 	}
-	for (unsigned i = 0; i < k; i++) /* (until the lanes: one by one) */
-		sigil_ed25519_sign_expanded(sig[i], m[i], mlen[i], ek[i]);
+	if (k)
+		sigil_ed25519_sign_expanded_many(sig, m, mlen, ek, k);
 	for (unsigned i = 0; i < k; i++) {
 		memcpy(pure[i]->resp.u.sign.signature, sig[i], 64); /* (public) */
 		pure[i]->r = 0;

@@ -1226,6 +1226,69 @@ static void test_many_connections(void **state)
 		client_close(&cs[i]);
 }
 
+/* signatures the workers compute together (several keys, modes and
+ * lengths pipelined on several connections: pure ones in lanes, ctx and
+ * ph beside them in the same chunks) are byte for byte the ones each
+ * request gets alone (Ed25519 is deterministic), each to its own request */
+static void test_signs_together(void **state)
+{
+	enum { NC = 4, NR = 96, NK = 3 };
+	static Client cs[NC];
+	static uint8_t want[NC][NR][64];
+	static uint8_t msg[NC][NR][300];
+	static const char *const keys[NK] = { "tog0", "tog1", "tog2" };
+	uint8_t pk[32];
+
+	(void)state;
+	for (int i = 0; i < NC; i++)
+		client_open(&cs[i], &shared);
+	for (int k = 0; k < NK; k++)
+		gen_key(&cs[0], "ed25519", keys[k], pk);
+	/* request (i, j): key j % NK; mode pure but every 4th ctx, every 7th
+	 * ph; a message of (i * NR + j) * 7 % 300 bytes (0 included) */
+#define TOG_PARAMS(i, j)                                                                                  \
+	const char *mode = (j) % 4 == 3 ? "ctx" : (j) % 7 == 6 ? "ph" : "pure";                           \
+	bool pure = strcmp(mode, "pure") == 0;                                                            \
+	const Param p[] = { PS("key", keys[(j) % NK]), PB("message", msg[i][j], (size_t)(((i) * NR + (j)) * 7 % 300)), \
+	                    PS("mode", mode), pure ? (Param)PEND : (Param)PB("context", "tog", 3), PEND }
+	for (int i = 0; i < NC; i++)
+		for (int j = 0; j < NR; j++) {
+			for (size_t b = 0; b < sizeof(msg[i][j]); b++)
+				msg[i][j][b] = (uint8_t)(i * 31 + j * 7 + b);
+			TOG_PARAMS(i, j);
+			/* alone: one request in flight on the whole daemon */
+			get_bin(call_ok(&cs[0], "sign", p), "signature", want[i][j], 64);
+		}
+	for (int i = 0; i < NC; i++)
+		for (int j = 0; j < NR; j++) {
+			TOG_PARAMS(i, j);
+			client_send(&cs[i], (uint64_t)j, "sign", p);
+		}
+#undef TOG_PARAMS
+	for (int i = 0; i < NC; i++) {
+		bool seen[NR] = { false };
+
+		for (int j = 0; j < NR; j++) {
+			const msgpack_object *r = client_recv(&cs[i]);
+			uint64_t id = resp_msgid(r);
+			uint8_t sig[64];
+
+			assert_true(id < NR);
+			assert_false(seen[id]);
+			seen[id] = true;
+			get_bin(resp_result(r), "signature", sig, 64);
+			assert_memory_equal(sig, want[i][id], 64);
+		}
+	}
+	for (int k = 0; k < NK; k++) {
+		const Param p[] = { PS("label", keys[k]), PEND };
+
+		call_ok(&cs[0], "key.delete", p);
+	}
+	for (int i = 0; i < NC; i++)
+		client_close(&cs[i]);
+}
+
 /* a client that never reads does not stop others; memory stays bounded */
 static long rss_kib(pid_t pid)
 {
@@ -1932,6 +1995,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_internal_error),
 		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_signs_together),
 		cmocka_unit_test(test_pipeline_backpressure),
 		cmocka_unit_test(test_many_connections),
 		cmocka_unit_test(test_never_reading_client),
