@@ -17,3 +17,8 @@ msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void)
 {
 	return NULL;
 }
+
+msm_straus_lanes_fn *msm_straus_lanes_probe(void)
+{
+	return NULL;
+}

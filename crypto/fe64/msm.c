@@ -166,8 +166,158 @@ void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops
 	ge64_odd_multiples_vartime(out, p, &d2, ops);
 }
 
-void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
-                        const uint8_t b[32], const fe64_impl *im)
+int msm_lanes_schedule(msm_op (*sched)[MSM_LANES], const uint8_t (*a)[32], int n,
+                       const uint8_t b[32])
+{
+	/* item i < n: a_i P_i; item n: b B (table point MSM_MAX) */
+	uint16_t pos[MSM_MAX + 1][WNAF_DIGITS];
+	signed char dig[MSM_MAX + 1][WNAF_DIGITS];
+	int nd[MSM_MAX + 1], lane[MSM_MAX + 1], byn[WNAF_DIGITS + 2];
+	int load[MSM_LANES] = { 0 }, top[MSM_LANES], cur[MSM_LANES];
+	int start[WNAF_LEN + 1];
+	/* the digits sorted by position: item, op */
+	uint8_t ei[(MSM_MAX + 1) * WNAF_DIGITS];
+	msm_op eo[(MSM_MAX + 1) * WNAF_DIGITS];
+
+	memset(byn, 0, sizeof byn);
+	memset(start, 0, sizeof start);
+	for (int i = 0; i <= n; i++) {
+		nd[i] = wnaf_vartime(pos[i], dig[i], i < n ? a[i] : b, 5);
+		byn[nd[i]]++;
+		for (int k = 0; k < nd[i]; k++)
+			start[pos[i][k] + 1]++;
+	}
+	/* the items dealt longest first, each to the lane with the fewest
+	 * digits (byn: the items of each length, then the first of each
+	 * length in the descending order) */
+	{
+		int order[MSM_MAX + 1], first[WNAF_DIGITS + 1], o = 0;
+		for (int c = WNAF_DIGITS; c >= 0; c--) {
+			first[c] = o;
+			o += byn[c];
+		}
+		for (int i = 0; i <= n; i++)
+			order[first[nd[i]]++] = i;
+		for (int k = 0; k <= n; k++) {
+			int i = order[k], best = 0;
+			for (int l = 1; l < MSM_LANES; l++)
+				if (load[l] < load[best])
+					best = l;
+			lane[i] = best;
+			load[best] += nd[i];
+		}
+	}
+	for (int l = 0; l < MSM_LANES; l++)
+		top[l] = -1;
+	for (int i = 0; i <= n; i++)
+		if (nd[i] > 0 && pos[i][nd[i] - 1] > top[lane[i]])
+			top[lane[i]] = pos[i][nd[i] - 1];
+	for (int k = 0; k < WNAF_LEN; k++)
+		start[k + 1] += start[k];
+	{
+		int fill[WNAF_LEN];
+		memcpy(fill, start, sizeof fill);
+		for (int i = 0; i <= n; i++)
+			for (int k = 0; k < nd[i]; k++) {
+				int e = fill[pos[i][k]]++;
+				int d = dig[i][k], t = d > 0 ? d : -d;
+				ei[e] = (uint8_t)i;
+				eo[e] = (msm_op)(2 * MSM_LT_ENTRY(i < n ? i : MSM_MAX, t / 2) + (d < 0));
+			}
+	}
+	/* lane l: top[l] doublings and load[l] additions; the steps are
+	 * written from the last one back, position by position from 0 up: the
+	 * digits at position k, then (below the lane's top) a doubling */
+	int steps = 0;
+	for (int l = 0; l < MSM_LANES; l++) {
+		int len = top[l] < 0 ? 0 : top[l] + load[l];
+		if (len > steps)
+			steps = len;
+	}
+	for (int l = 0; l < MSM_LANES; l++)
+		cur[l] = steps - 1;
+	for (int k = 0; k < WNAF_LEN; k++) {
+		for (int e = start[k]; e < start[k + 1]; e++) {
+			int l = lane[ei[e]];
+			sched[cur[l]--][l] = eo[e];
+		}
+		for (int l = 0; l < MSM_LANES; l++)
+			if (k < top[l])
+				sched[cur[l]--][l] = MSM_OP_DBL;
+	}
+	for (int l = 0; l < MSM_LANES; l++)
+		for (; cur[l] >= 0; cur[l]--)
+			sched[cur[l]][l] = MSM_OP_DBL; /* the identity doubled */
+	return steps;
+}
+
+void msm_straus_lanes_generic(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, int n,
+                              const ge64_precomp bt[8], const msm_op (*sched)[MSM_LANES],
+                              int steps, const fe64 *d2, const ge64_ops *ops)
+{
+	ge64_cached tab[MSM_MAX + 1][8];
+	for (int i = 0; i < n; i++)
+		ge64_odd_multiples_vartime(tab[i], &P[i], d2, ops);
+	for (int j = 0; j < 8; j++) {
+		tab[MSM_MAX][j].YplusX = bt[j].yplusx;
+		tab[MSM_MAX][j].YminusX = bt[j].yminusx;
+		memset(&tab[MSM_MAX][j].Z, 0, sizeof(fe64));
+		tab[MSM_MAX][j].Z.v[0] = 1;
+		tab[MSM_MAX][j].T2d = bt[j].xy2d;
+	}
+	for (int l = 0; l < MSM_LANES; l++) {
+		ge64_p1p1 t;
+		msm_p3_identity(&acc[l]);
+		for (int s = 0; s < steps; s++) {
+			int op = sched[s][l];
+			if (op == MSM_OP_DBL) {
+				ge64_p2 q = { acc[l].X, acc[l].Y, acc[l].Z };
+				ops->p2_dbl(&t, &q);
+			} else {
+				int e = op >> 1;
+				const ge64_cached *c = &tab[e % (MSM_MAX + 1)][e / (MSM_MAX + 1)];
+				if (op & 1)
+					ops->sub(&t, &acc[l], c);
+				else
+					ops->add(&t, &acc[l], c);
+			}
+			ops->p1p1_to_p3(&acc[l], &t);
+		}
+	}
+}
+
+/* acc += q, both p3 */
+static void msm_p3_add(ge64_p3 *acc, const ge64_p3 *q, const fe64 *d2, const ge64_ops *ops)
+{
+	ge64_cached c;
+	ge64_p1p1 t;
+	ge64_p3_to_cached(&c, q, d2, ops);
+	ops->add(&t, acc, &c);
+	ops->p1p1_to_p3(acc, &t);
+}
+
+/* msm_straus_vartime with im->straus_lanes: the schedule, the lanes, the
+ * sum of the lanes' sums (its own frame: the lanes' tables are on the
+ * stack of the lanes routine, not beside the C tables) */
+__attribute__((noinline)) static void msm_straus_lanes(ge64_p3 *r, const uint8_t (*a)[32],
+                                                     const ge64_p3 *P, int n,
+                                                     const uint8_t b[32], const fe64 *d2,
+                                                     const fe64_impl *im)
+{
+	msm_op sched[MSM_STEPS_MAX][MSM_LANES];
+	ge64_p3 acc[MSM_LANES];
+	int steps = msm_lanes_schedule(sched, a, n, b);
+	im->straus_lanes(acc, P, n, ge64_bi8, (const msm_op (*)[MSM_LANES])sched, steps, d2);
+	*r = acc[0];
+	for (int l = 1; l < MSM_LANES; l++)
+		msm_p3_add(r, &acc[l], d2, im->ge);
+}
+
+/* msm_straus_vartime without lanes: one accumulator, every point's digits
+ * at their position after the shared doubling */
+__attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a)[32],
+                                                 const ge64_p3 *P, int n, const uint8_t b[32],
+                                                 const fe64_impl *im)
 {
 	const ge64_ops *ops = im->ge;
 	uint16_t pos[MSM_MAX][WNAF_DIGITS], bpos[WNAF_DIGITS];
@@ -267,6 +417,22 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 	*r = u;
 }
 
+void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                        const uint8_t b[32], const fe64_impl *im)
+{
+	if (im->straus_lanes != NULL) {
+		fe64 d2;
+		if (n < 0)
+			n = 0;
+		if (n > MSM_MAX)
+			n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
+		msm_fe64_from_fe(&d2, &ge_d2);
+		msm_straus_lanes(r, a, P, n, b, &d2, im);
+		return;
+	}
+	msm_straus_c(r, a, P, n, b, im);
+}
+
 int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops)
 {
 	ge64_p2 q = { p->X, p->Y, p->Z };
@@ -342,16 +508,6 @@ static void msm_p3_to_precomp(ge64_precomp *r, const ge64_p3 *p, const fe64 *d2,
 	fe64_sub(&r->yminusx, &y, &x);
 	ops->fe->mul(t.v, x.v, y.v);
 	ops->fe->mul(r->xy2d.v, t.v, d2->v);
-}
-
-/* acc += q, both p3 */
-static void msm_p3_add(ge64_p3 *acc, const ge64_p3 *q, const fe64 *d2, const ge64_ops *ops)
-{
-	ge64_cached c;
-	ge64_p1p1 t;
-	ge64_p3_to_cached(&c, q, d2, ops);
-	ops->add(&t, acc, &c);
-	ops->p1p1_to_p3(acc, &t);
 }
 
 void msm_pippenger_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,

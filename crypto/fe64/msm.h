@@ -19,6 +19,7 @@
 #include "fe64/fe64.h"
 #include "fe64/ge64.h"
 #include "fe64/x25519_lanes.h"
+#include "wnaf.h"
 
 /* Points per msm_straus_vartime call: 64 signatures (R and A) share one
  * chain of doublings. */
@@ -38,6 +39,45 @@ msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void);
 typedef void msm_odd_multiples_lanes_fn(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2);
 msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void);
 
+/* Straus in MSM_LANES lanes (AVX-512 IFMA: one 64-bit lane of a zmm per
+ * accumulator): the points are dealt to the lanes (each lane sums its own
+ * subset, and the lanes' sums are added at the end), and every lane runs
+ * the same number of steps, a step being a doubling or an addition of one
+ * odd multiple, from a schedule msm_lanes_schedule makes (msm.c):
+ * sched[s][l] is MSM_OP_DBL (double lane l's accumulator) or
+ * 2 e + neg: add (neg = 0) or subtract (neg = 1) entry e of the table,
+ * e = MSM_LT_ENTRY(i, j) for (2j + 1) P_i, j < 8, i < MSM_MAX, or for
+ * (2j + 1) B with i = MSM_MAX (ge64_bi8[j]). A lane with fewer steps than
+ * the others starts with doublings of the identity. */
+#define MSM_LANES 8
+#define MSM_OP_DBL (-1)
+#define MSM_LT_ENTRY(i, j) ((j) * (MSM_MAX + 1) + (i))
+#define MSM_LT_ENTRIES (8 * (MSM_MAX + 1))
+/* Steps at most: 256 doublings, and a lane's digits (the points are dealt
+ * longest first to the lane with the fewest digits: at most the mean
+ * plus one point's, WNAF_DIGITS each). */
+#define MSM_STEPS_MAX (256 + (MSM_MAX + 1) * WNAF_DIGITS / MSM_LANES + WNAF_DIGITS)
+typedef int16_t msm_op;
+
+/* The schedule of r = sum_{i<n} a_i P_i + b B (0 <= n <= MSM_MAX), width-5
+ * NAF digits for every scalar, B's too; returns the number of steps (0 when
+ * every scalar is zero). */
+int msm_lanes_schedule(msm_op (*sched)[MSM_LANES], const uint8_t (*a)[32], int n,
+                       const uint8_t b[32]);
+
+/* acc[l] = lane l's sum: the schedule's steps run from the identity, on the
+ * tables of P[0..n) (odd multiples made here) and bt (the first 8 of
+ * ge64_bi8), 2d given as d2. The IFMA routine (msm_ifma.c) and its C twin
+ * msm_straus_lanes_generic give the same points (as group elements). */
+typedef void msm_straus_lanes_fn(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, int n,
+                                 const ge64_precomp bt[8], const msm_op (*sched)[MSM_LANES],
+                                 int steps, const fe64 *d2);
+msm_straus_lanes_fn *msm_straus_lanes_probe(void);
+/* The C twin, lane by lane on ops (tests). */
+void msm_straus_lanes_generic(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, int n,
+                              const ge64_precomp bt[8], const msm_op (*sched)[MSM_LANES],
+                              int steps, const fe64 *d2, const ge64_ops *ops);
+
 /* The 4 x 64-bit backend's choices, made once by cpu.c (cpu_fe64()): the
  * best of each part this build and CPU run, the C twins where there is no
  * assembly (NULL lanes: none). The backend's table (backend.h) carries it
@@ -48,6 +88,7 @@ typedef struct fe64_impl {
 	ge64_scan_fn *scan;
 	msm_pow22523_lanes_fn *pow_lanes;
 	msm_odd_multiples_lanes_fn *om_lanes;
+	msm_straus_lanes_fn *straus_lanes; /* msm_straus_vartime in lanes, or NULL */
 	x25519_lanes_fn *x25519; /* the IFMA ladder, or NULL: the fe ops' ladder */
 } fe64_impl;
 

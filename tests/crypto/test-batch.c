@@ -631,7 +631,7 @@ static void test_backend_batch(void **state)
 		memset(s[i] + 16, 0, 16);
 		ptr[i] = enc[i];
 	}
-	fe64_impl twins = { &fe64_ops_generic, &ge64_ops_generic, ge64_scan_generic, NULL, NULL, NULL };
+	fe64_impl twins = { &fe64_ops_generic, &ge64_ops_generic, ge64_scan_generic, NULL, NULL, NULL, NULL };
 	backend b64 = backend_fe64, b64c = backend_fe64;
 	b64.impl = cpu_fe64();
 	b64c.impl = &twins;

@@ -134,24 +134,29 @@ MSMI_INLINE void msmi_sub(msmi_fe *r, const msmi_fe *a, const msmi_fe *b)
 	msmi_norm(r, c);
 }
 
+/* r = a b, one group (r may alias a or b) */
+MSMI_INLINE void msmi_mul1(msmi_fe *r, const msmi_fe *a, const msmi_fe *b)
+{
+	__m512i lo[10], hi[10], c[10];
+	for (int k = 0; k < 10; k++) {
+		lo[k] = _mm512_setzero_si512();
+		hi[k] = _mm512_setzero_si512();
+	}
+	for (int i = 0; i < 5; i++)
+		for (int j = 0; j < 5; j++) {
+			lo[i + j] = msmi_lo(lo[i + j], a->l[i], b->l[j]);
+			hi[i + j + 1] = msmi_hi(hi[i + j + 1], a->l[i], b->l[j]);
+		}
+	for (int k = 0; k < 10; k++)
+		c[k] = _mm512_add_epi64(lo[k], hi[k]);
+	msmi_reduce(r, c);
+}
+
 /* r = a b, MSMI_G groups */
 MSMI_INLINE void msmi_mul(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G], const msmi_fe b[MSMI_G])
 {
-	for (int g = 0; g < MSMI_G; g++) {
-		__m512i lo[10], hi[10], c[10];
-		for (int k = 0; k < 10; k++) {
-			lo[k] = _mm512_setzero_si512();
-			hi[k] = _mm512_setzero_si512();
-		}
-		for (int i = 0; i < 5; i++)
-			for (int j = 0; j < 5; j++) {
-				lo[i + j] = msmi_lo(lo[i + j], a[g].l[i], b[g].l[j]);
-				hi[i + j + 1] = msmi_hi(hi[i + j + 1], a[g].l[i], b[g].l[j]);
-			}
-		for (int k = 0; k < 10; k++)
-			c[k] = _mm512_add_epi64(lo[k], hi[k]);
-		msmi_reduce(&r[g], c);
-	}
+	for (int g = 0; g < MSMI_G; g++)
+		msmi_mul1(&r[g], &a[g], &b[g]);
 }
 
 /* r = a^2, MSMI_G groups */
@@ -186,55 +191,64 @@ MSMI_INLINE void msmi_sq_n(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G], int n)
 		msmi_sq(r, r);
 }
 
-/* fe64 (any value < 2^256) to five 52-bit limbs (the top one < 2^48) */
-static MSMI_TARGET void msmi_load(msmi_fe r[MSMI_G], const fe64 *f)
+/* 8 fe64 (any value < 2^256) to five 52-bit limbs (the top one < 2^48) */
+static MSMI_TARGET void msmi_load1(msmi_fe *r, const fe64 *f)
 {
 	const uint64_t m = 0xfffffffffffff;
-	for (int g = 0; g < MSMI_G; g++) {
-		uint64_t l[5][8];
-		for (int e = 0; e < 8; e++) {
-			const uint64_t *v = f[8 * g + e].v;
-			l[0][e] = v[0] & m;
-			l[1][e] = ((v[0] >> 52) | (v[1] << 12)) & m;
-			l[2][e] = ((v[1] >> 40) | (v[2] << 24)) & m;
-			l[3][e] = ((v[2] >> 28) | (v[3] << 36)) & m;
-			l[4][e] = v[3] >> 16;
-		}
-		for (int k = 0; k < 5; k++)
-			r[g].l[k] = _mm512_loadu_si512((const void *)l[k]);
+	uint64_t l[5][8];
+	for (int e = 0; e < 8; e++) {
+		const uint64_t *v = f[e].v;
+		l[0][e] = v[0] & m;
+		l[1][e] = ((v[0] >> 52) | (v[1] << 12)) & m;
+		l[2][e] = ((v[1] >> 40) | (v[2] << 24)) & m;
+		l[3][e] = ((v[2] >> 28) | (v[3] << 36)) & m;
+		l[4][e] = v[3] >> 16;
 	}
+	for (int k = 0; k < 5; k++)
+		r->l[k] = _mm512_loadu_si512((const void *)l[k]);
+}
+
+/* the same, MSMI_G groups */
+static MSMI_TARGET void msmi_load(msmi_fe r[MSMI_G], const fe64 *f)
+{
+	for (int g = 0; g < MSMI_G; g++)
+		msmi_load1(&r[g], &f[8 * g]);
 }
 
 /* five limbs (< 2^52 each) to fe64: the value < 2^260, its bits from 256
  * folded times 38 (2^256 = 38 mod p), then a carry out folded once more */
+static MSMI_TARGET void msmi_store1(fe64 *h, const msmi_fe *a)
+{
+	uint64_t l[5][8];
+	for (int k = 0; k < 5; k++)
+		_mm512_storeu_si512((void *)l[k], a->l[k]);
+	for (int e = 0; e < 8; e++) {
+		uint64_t w0 = l[0][e] | (l[1][e] << 52);
+		uint64_t w1 = (l[1][e] >> 12) | (l[2][e] << 40);
+		uint64_t w2 = (l[2][e] >> 24) | (l[3][e] << 28);
+		uint64_t w3 = (l[3][e] >> 36) | (l[4][e] << 16);
+		uint64_t w4 = l[4][e] >> 48;
+		fe64_u128 t = (fe64_u128)w0 + 38 * w4;
+		w0 = (uint64_t)t;
+		t = (t >> 64) + w1;
+		w1 = (uint64_t)t;
+		t = (t >> 64) + w2;
+		w2 = (uint64_t)t;
+		t = (t >> 64) + w3;
+		w3 = (uint64_t)t;
+		w0 += 38 * (uint64_t)(t >> 64); /* then w0 < 38 + 38: no carry */
+		h[e].v[0] = w0;
+		h[e].v[1] = w1;
+		h[e].v[2] = w2;
+		h[e].v[3] = w3;
+	}
+}
+
+/* the same, MSMI_G groups */
 static MSMI_TARGET void msmi_store(fe64 *h, const msmi_fe a[MSMI_G])
 {
-	for (int g = 0; g < MSMI_G; g++) {
-		uint64_t l[5][8];
-		for (int k = 0; k < 5; k++)
-			_mm512_storeu_si512((void *)l[k], a[g].l[k]);
-		for (int e = 0; e < 8; e++) {
-			uint64_t w0 = l[0][e] | (l[1][e] << 52);
-			uint64_t w1 = (l[1][e] >> 12) | (l[2][e] << 40);
-			uint64_t w2 = (l[2][e] >> 24) | (l[3][e] << 28);
-			uint64_t w3 = (l[3][e] >> 36) | (l[4][e] << 16);
-			uint64_t w4 = l[4][e] >> 48;
-			fe64_u128 t = (fe64_u128)w0 + 38 * w4;
-			w0 = (uint64_t)t;
-			t = (t >> 64) + w1;
-			w1 = (uint64_t)t;
-			t = (t >> 64) + w2;
-			w2 = (uint64_t)t;
-			t = (t >> 64) + w3;
-			w3 = (uint64_t)t;
-			w0 += 38 * (uint64_t)(t >> 64); /* then w0 < 38 + 38: no carry */
-			fe64 *o = &h[8 * g + e];
-			o->v[0] = w0;
-			o->v[1] = w1;
-			o->v[2] = w2;
-			o->v[3] = w3;
-		}
-	}
+	for (int g = 0; g < MSMI_G; g++)
+		msmi_store1(&h[8 * g], &a[g]);
 }
 
 /* h[i] = f[i]^((p - 5) / 8) = f^(2^252 - 3): the chain of fe64.c's
@@ -292,25 +306,41 @@ typedef struct msmi_pt {
 	msmi_fe X[MSMI_G], Y[MSMI_G], Z[MSMI_G], T[MSMI_G];
 } msmi_pt;
 
-/* out[.][j] = (Y + X, Y - X, Z, 2d T) of p */
-static MSMI_TARGET void msmi_put_cached(ge64_cached (*out)[8], int j, const msmi_pt *p,
-                                        const msmi_fe d2[MSMI_G])
+/* The lanes' table (msm.h): row 5 c + k holds limb k of coordinate c
+ * (Y + X, Y - X, Z, 2d T) of every entry. */
+typedef uint64_t msmi_lt[20][MSM_LT_ENTRIES];
+
+/* (Y + X, Y - X, Z, 2d T) of p: to out[.][j] (out != NULL), else to the
+ * entries (i0 + ., j) of lt */
+static MSMI_TARGET void msmi_put_cached(ge64_cached (*out)[8], msmi_lt *lt, int i0, int j,
+                                        const msmi_pt *p, const msmi_fe d2[MSMI_G])
 {
-	msmi_fe t[MSMI_G];
-	for (int g = 0; g < MSMI_G; g++)
-		msmi_add(&t[g], &p->Y[g], &p->X[g]);
-	msmi_scatter(out, j, offsetof(ge64_cached, YplusX), t);
-	for (int g = 0; g < MSMI_G; g++)
-		msmi_sub(&t[g], &p->Y[g], &p->X[g]);
-	msmi_scatter(out, j, offsetof(ge64_cached, YminusX), t);
-	msmi_scatter(out, j, offsetof(ge64_cached, Z), p->Z);
-	msmi_mul(t, p->T, d2);
-	msmi_scatter(out, j, offsetof(ge64_cached, T2d), t);
+	static const size_t off[4] = { offsetof(ge64_cached, YplusX), offsetof(ge64_cached, YminusX),
+		                       offsetof(ge64_cached, Z), offsetof(ge64_cached, T2d) };
+	msmi_fe c[4][MSMI_G];
+	for (int g = 0; g < MSMI_G; g++) {
+		msmi_add(&c[0][g], &p->Y[g], &p->X[g]);
+		msmi_sub(&c[1][g], &p->Y[g], &p->X[g]);
+		c[2][g] = p->Z[g];
+	}
+	msmi_mul(c[3], p->T, d2);
+	for (int q = 0; q < 4; q++) {
+		if (out != NULL) {
+			msmi_scatter(out, j, off[q], c[q]);
+			continue;
+		}
+		for (int g = 0; g < MSMI_G; g++)
+			for (int k = 0; k < 5; k++)
+				_mm512_storeu_si512((void *)&(*lt)[5 * q + k][MSM_LT_ENTRY(i0 + 8 * g, j)],
+				                    c[q][g].l[k]);
+	}
 }
 
-/* out[i][j] = (2j + 1) P[i], j < 8, i < MSM_POW_LANES (ge.c's formulas:
- * one doubling, then seven additions of 2 P in extended coordinates). */
-static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2in)
+/* (2j + 1) P[i], j < 8, i < MSM_POW_LANES (ge.c's formulas: one doubling,
+ * then seven additions of 2 P in extended coordinates), to out[i][j]
+ * (out != NULL), else to the entries (i0 + i, j) of lt. */
+static MSMI_TARGET void msmi_odd_multiples_to(ge64_cached (*out)[8], msmi_lt *lt, int i0,
+                                              const ge64_p3 *P, const fe64 *d2in)
 {
 	msmi_pt p, q;
 	msmi_fe d2[MSMI_G], a[MSMI_G], b[MSMI_G], c[MSMI_G], d[MSMI_G], e[MSMI_G];
@@ -324,7 +354,7 @@ static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 
 	msmi_gather(p.Y, P, offsetof(ge64_p3, Y));
 	msmi_gather(p.Z, P, offsetof(ge64_p3, Z));
 	msmi_gather(p.T, P, offsetof(ge64_p3, T));
-	msmi_put_cached(out, 0, &p, d2);
+	msmi_put_cached(out, lt, i0, 0, &p, d2);
 
 	/* q = 2 p: A = X^2, B = Y^2, C = 2 Z^2, D = (X + Y)^2;
 	 * (X : Y : Z : T) = (D - B - A : B + A : B - A : C - B + A) in p1p1,
@@ -376,7 +406,132 @@ static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 
 		msmi_mul(p.Y, b, a);
 		msmi_mul(p.Z, a, d);
 		msmi_mul(p.T, e, b);
-		msmi_put_cached(out, j, &p, d2);
+		msmi_put_cached(out, lt, i0, j, &p, d2);
+	}
+}
+
+static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2)
+{
+	msmi_odd_multiples_to(out, NULL, 0, P, d2);
+}
+
+/* r = lane by lane a where bit l of m is 0, b where it is 1 */
+MSMI_INLINE void msmi_blend(msmi_fe *r, __mmask8 m, const msmi_fe *a, const msmi_fe *b)
+{
+	for (int k = 0; k < 5; k++)
+		r->l[k] = _mm512_mask_blend_epi64(m, a->l[k], b->l[k]);
+}
+
+/* msm.h's msm_straus_lanes_fn. Each step, in every lane: four products
+ * m1..m4 of an addition (ge.c's ge_add: (Y - X)(Y2 - X2), (Y + X)(Y2 + X2),
+ * T 2d T2, Z Z2) or of a doubling (ge_p2_dbl: X^2, Y^2, Z^2, (X + Y)^2),
+ * then the p1p1 point
+ *   addition: (m2 - m1, m2 + m1, 2 m4 + m3, 2 m4 - m3) (the last two
+ *             exchanged to subtract)
+ *   doubling: (m4 - (m2 + m1), m2 + m1, m2 - m1, 2 m3 - (m2 - m1))
+ * and its four products to extended coordinates (X T, Y Z, Z T, X Y). */
+static MSMI_TARGET void msmi_straus(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, int n,
+                                    const ge64_precomp bt[8], const msm_op (*sched)[MSM_LANES],
+                                    int steps, const fe64 *d2)
+{
+	msmi_lt lt;
+	const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
+
+	/* the tables, MSM_POW_LANES points at a time (the last group padded
+	 * with the identity, within the MSM_MAX entries) */
+	for (int i0 = 0; i0 < n; i0 += MSM_POW_LANES) {
+		ge64_p3 pad[MSM_POW_LANES];
+		const ge64_p3 *src = &P[i0];
+		if (n - i0 < MSM_POW_LANES) {
+			memset(pad, 0, sizeof pad);
+			for (int i = 0; i < MSM_POW_LANES; i++)
+				pad[i].Y.v[0] = pad[i].Z.v[0] = 1;
+			memcpy(pad, src, (size_t)(n - i0) * sizeof *pad);
+			src = pad;
+		}
+		msmi_odd_multiples_to(NULL, &lt, i0, src, d2);
+	}
+	/* B's: entry j in lane j (Z = 1) */
+	{
+		fe64 f[4][8];
+		for (int j = 0; j < 8; j++) {
+			f[0][j] = bt[j].yplusx;
+			f[1][j] = bt[j].yminusx;
+			memset(&f[2][j], 0, sizeof(fe64));
+			f[2][j].v[0] = 1;
+			f[3][j] = bt[j].xy2d;
+		}
+		for (int q = 0; q < 4; q++) {
+			msmi_fe v;
+			uint64_t l[8];
+			msmi_load1(&v, f[q]);
+			for (int k = 0; k < 5; k++) {
+				_mm512_storeu_si512((void *)l, v.l[k]);
+				for (int j = 0; j < 8; j++)
+					lt[5 * q + k][MSM_LT_ENTRY(MSM_MAX, j)] = l[j];
+			}
+		}
+	}
+
+	msmi_fe X, Y, Z, T;
+	for (int k = 0; k < 5; k++)
+		X.l[k] = Y.l[k] = Z.l[k] = T.l[k] = zero;
+	Y.l[0] = Z.l[0] = one;
+	for (int s = 0; s < steps; s++) {
+		__m512i op = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)sched[s]));
+		__mmask8 md = _mm512_cmplt_epi64_mask(op, zero);
+		__mmask8 mn = (__mmask8)(_mm512_test_epi64_mask(op, one) & ~md);
+		__m512i idx = _mm512_srli_epi64(_mm512_max_epi64(op, zero), 1);
+		msmi_fe g[4], ypx, ymx, sxy, dyx, a1, b1, a2, b2, a3, b3, a4, b4, m1, m2, m3, m4;
+		for (int q = 0; q < 4; q++)
+			for (int k = 0; k < 5; k++)
+				g[q].l[k] = _mm512_i64gather_epi64(idx, (const void *)lt[5 * q + k], 8);
+		msmi_blend(&ypx, mn, &g[0], &g[1]);
+		msmi_blend(&ymx, mn, &g[1], &g[0]);
+		msmi_add(&sxy, &Y, &X);
+		msmi_sub(&dyx, &Y, &X);
+		msmi_blend(&a1, md, &dyx, &X);
+		msmi_blend(&b1, md, &ymx, &X);
+		msmi_blend(&a2, md, &sxy, &Y);
+		msmi_blend(&b2, md, &ypx, &Y);
+		msmi_blend(&a3, md, &T, &Z);
+		msmi_blend(&b3, md, &g[3], &Z);
+		msmi_blend(&a4, md, &Z, &sxy);
+		msmi_blend(&b4, md, &g[2], &sxy);
+		msmi_mul1(&m1, &a1, &b1);
+		msmi_mul1(&m2, &a2, &b2);
+		msmi_mul1(&m3, &a3, &b3);
+		msmi_mul1(&m4, &a4, &b4);
+		msmi_fe yy, q, xd, e, f, ee, u, w, x1, z1, t1, zz;
+		msmi_add(&yy, &m2, &m1);
+		msmi_sub(&q, &m2, &m1);
+		msmi_sub(&xd, &m4, &yy);
+		msmi_blend(&e, md, &m4, &m3);
+		msmi_blend(&f, md, &m3, &q);
+		msmi_add(&ee, &e, &e);
+		msmi_add(&u, &ee, &f);
+		msmi_sub(&w, &ee, &f);
+		msmi_blend(&x1, md, &q, &xd);
+		msmi_blend(&t1, mn, &w, &u);
+		msmi_blend(&zz, mn, &u, &w);
+		msmi_blend(&z1, md, &zz, &q);
+		msmi_mul1(&X, &x1, &t1);
+		msmi_mul1(&Y, &yy, &z1);
+		msmi_mul1(&Z, &z1, &t1);
+		msmi_mul1(&T, &x1, &yy);
+	}
+	{
+		fe64 f[4][8];
+		msmi_store1(f[0], &X);
+		msmi_store1(f[1], &Y);
+		msmi_store1(f[2], &Z);
+		msmi_store1(f[3], &T);
+		for (int l = 0; l < MSM_LANES; l++) {
+			acc[l].X = f[0][l];
+			acc[l].Y = f[1][l];
+			acc[l].Z = f[2][l];
+			acc[l].T = f[3][l];
+		}
 	}
 }
 
@@ -395,6 +550,11 @@ msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
 msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void)
 {
 	return msmi_capable() ? msmi_odd_multiples : NULL;
+}
+
+msm_straus_lanes_fn *msm_straus_lanes_probe(void)
+{
+	return msmi_capable() ? msmi_straus : NULL;
 }
 
 /* the library is one translation unit (crypto/meson.build, unity) */
