@@ -137,18 +137,14 @@ MSMI_INLINE void msmi_sub(msmi_fe *r, const msmi_fe *a, const msmi_fe *b)
 /* r = a b, one group (r may alias a or b) */
 MSMI_INLINE void msmi_mul1(msmi_fe *r, const msmi_fe *a, const msmi_fe *b)
 {
-	__m512i lo[10], hi[10], c[10];
-	for (int k = 0; k < 10; k++) {
-		lo[k] = _mm512_setzero_si512();
-		hi[k] = _mm512_setzero_si512();
-	}
+	__m512i c[10];
+	for (int k = 0; k < 10; k++)
+		c[k] = _mm512_setzero_si512();
 	for (int i = 0; i < 5; i++)
 		for (int j = 0; j < 5; j++) {
-			lo[i + j] = msmi_lo(lo[i + j], a->l[i], b->l[j]);
-			hi[i + j + 1] = msmi_hi(hi[i + j + 1], a->l[i], b->l[j]);
+			c[i + j] = msmi_lo(c[i + j], a->l[i], b->l[j]);
+			c[i + j + 1] = msmi_hi(c[i + j + 1], a->l[i], b->l[j]);
 		}
-	for (int k = 0; k < 10; k++)
-		c[k] = _mm512_add_epi64(lo[k], hi[k]);
 	msmi_reduce(r, c);
 }
 
@@ -163,22 +159,20 @@ MSMI_INLINE void msmi_mul(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G], const msmi
 MSMI_INLINE void msmi_sq(msmi_fe r[MSMI_G], const msmi_fe a[MSMI_G])
 {
 	for (int g = 0; g < MSMI_G; g++) {
-		__m512i x[10], s[10], c[10];
-		for (int k = 0; k < 10; k++) {
-			x[k] = _mm512_setzero_si512();
-			s[k] = _mm512_setzero_si512();
-		}
+		__m512i c[10];
+		for (int k = 0; k < 10; k++)
+			c[k] = _mm512_setzero_si512();
 		for (int i = 0; i < 5; i++)
 			for (int j = i + 1; j < 5; j++) {
-				x[i + j] = msmi_lo(x[i + j], a[g].l[i], a[g].l[j]);
-				x[i + j + 1] = msmi_hi(x[i + j + 1], a[g].l[i], a[g].l[j]);
+				c[i + j] = msmi_lo(c[i + j], a[g].l[i], a[g].l[j]);
+				c[i + j + 1] = msmi_hi(c[i + j + 1], a[g].l[i], a[g].l[j]);
 			}
+		for (int k = 1; k < 10; k++)
+			c[k] = _mm512_add_epi64(c[k], c[k]);
 		for (int i = 0; i < 5; i++) {
-			s[2 * i] = msmi_lo(s[2 * i], a[g].l[i], a[g].l[i]);
-			s[2 * i + 1] = msmi_hi(s[2 * i + 1], a[g].l[i], a[g].l[i]);
+			c[2 * i] = msmi_lo(c[2 * i], a[g].l[i], a[g].l[i]);
+			c[2 * i + 1] = msmi_hi(c[2 * i + 1], a[g].l[i], a[g].l[i]);
 		}
-		for (int k = 0; k < 10; k++)
-			c[k] = _mm512_add_epi64(_mm512_add_epi64(x[k], x[k]), s[k]);
 		msmi_reduce(&r[g], c);
 	}
 }
