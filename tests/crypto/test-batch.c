@@ -37,6 +37,7 @@
 #include "ref51/ge.h"
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
+#include "fe64/ge64_table.h"
 #include "sc.h"
 
 /* 1 if the CPU and the OS run AVX-512 F + IFMA (asked here, not of the
@@ -346,11 +347,16 @@ static void rand_point(ge_p3 *P, const ge_p3 *pool, int npool)
 	}
 }
 
+/* msm_straus_vartime on cpu.c's parts (the IFMA lanes where the CPU has
+ * them) and without lanes (one accumulator) */
 static void test_straus(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-straus");
 	const ge64_ops *ops = cpu_fe64()->ge;
+	fe64_impl nolanes = *cpu_fe64();
+	nolanes.straus_lanes = NULL;
+	const fe64_impl *impls[2] = { cpu_fe64(), &nolanes };
 	static uint8_t a[MSM_MAX][32];
 	static ge_p3 P[MSM_MAX];
 	static ge64_p3 P64[MSM_MAX];
@@ -368,11 +374,13 @@ static void test_straus(void **state)
 				p3_to_ge64(&P64[i], &P[i]);
 			}
 			rand_scalar(b);
-			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, cpu_fe64());
+			const fe64_impl *im = impls[rep & 1];
+			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, im);
 			ge64_to_bytes(got, &R);
 			reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
 			if (memcmp(got, want, 32) != 0)
-				fail_msg("msm_straus_vartime, n = %d, rep %d: wrong sum", n, rep);
+				fail_msg("msm_straus_vartime (%s), n = %d, rep %d: wrong sum",
+				         im->straus_lanes != NULL ? "lanes" : "one accumulator", n, rep);
 			/* [8] of the result: small order iff ge.c says so */
 			ge_p3 Q;
 			assert_int_equal(ge_frombytes_zip215(&Q, want), 0);
@@ -510,6 +518,91 @@ static void test_odd_multiples_lanes(void **state)
 			}
 		}
 	}
+}
+
+/* The IFMA lanes' Straus against its C twin, lane by lane (the same sums as
+ * group elements), on the schedules of random scalars (msm_lanes_schedule)
+ * and on made-up ones: every entry added and subtracted, runs of doublings,
+ * the identity and small-order points among the P_i; and the schedule's
+ * lanes summed against the reference sum. */
+static void test_straus_lanes(void **state)
+{
+	(void)state;
+	th_rng_reset("batch-straus-lanes");
+	const ge64_ops *ops = cpu_fe64()->ge;
+	msm_straus_lanes_fn *sl = cpu_fe64()->straus_lanes;
+	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
+		assert_non_null(sl);
+	if (!cpu_has_ifma())
+		assert_null(sl);
+	fe64 d2;
+	uint8_t d2b[32];
+	fe_tobytes(d2b, &ge_d2);
+	fe64_frombytes(&d2, d2b);
+	static uint8_t a[MSM_MAX][32];
+	static ge_p3 P[MSM_MAX];
+	static ge64_p3 P64[MSM_MAX];
+	static msm_op sched[MSM_STEPS_MAX][MSM_LANES];
+	static const int sizes[] = { 0, 1, 7, 8, 9, 16, 17, 64, 100, MSM_MAX };
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		int n = sizes[si];
+		for (int rep = 0; rep < 4; rep++) {
+			uint8_t b[32], got[32], want[32];
+			ge64_p3 lg[MSM_LANES], lw[MSM_LANES];
+			for (int i = 0; i < n; i++) {
+				rand_scalar(a[i]);
+				rand_point(&P[i], P, i);
+				p3_to_ge64(&P64[i], &P[i]);
+			}
+			rand_scalar(b);
+			int steps;
+			if (rep < 2) {
+				steps = msm_lanes_schedule(sched, (const uint8_t (*)[32])a, n, b);
+				assert_true(steps >= 0 && steps <= MSM_STEPS_MAX);
+			} else {
+				/* made up: each lane walks the entries (of its own
+				 * points and B's) with both signs, a doubling after
+				 * every few */
+				steps = 200 + (int)th_rand_below(100);
+				for (int st = 0; st < steps; st++)
+					for (int l = 0; l < MSM_LANES; l++) {
+						int i = n > 0 ? (st + 3 * l) % (n + 1) : 0;
+						if (i == n)
+							i = MSM_MAX;
+						int op = 2 * MSM_LT_ENTRY(i, (st + l) % 8) + ((st >> 3) & 1);
+						sched[st][l] = th_rand_below(4) == 0 ? MSM_OP_DBL : (msm_op)op;
+					}
+			}
+			msm_straus_lanes_generic(lw, P64, n, ge64_bi8, (const msm_op (*)[MSM_LANES])sched,
+			                         steps, &d2, ops);
+			if (rep < 2) {
+				/* the lanes' sums add up to the sum */
+				ge64_p3 S = lw[0];
+				for (int l = 1; l < MSM_LANES; l++) {
+					ge64_cached c;
+					ge64_p1p1 t;
+					ge64_p3_to_cached(&c, &lw[l], &d2, ops);
+					ops->add(&t, &S, &c);
+					ops->p1p1_to_p3(&S, &t);
+				}
+				ge64_to_bytes(got, &S);
+				reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
+				if (memcmp(got, want, 32) != 0)
+					fail_msg("msm_lanes_schedule, n = %d, rep %d: the lanes' sums are wrong", n, rep);
+			}
+			if (sl == NULL)
+				continue;
+			sl(lg, P64, n, ge64_bi8, (const msm_op (*)[MSM_LANES])sched, steps, &d2);
+			for (int l = 0; l < MSM_LANES; l++) {
+				ge64_to_bytes(got, &lg[l]);
+				ge64_to_bytes(want, &lw[l]);
+				if (memcmp(got, want, 32) != 0)
+					fail_msg("IFMA lanes, n = %d, rep %d: lane %d differs from the C twin", n, rep, l);
+			}
+		}
+	}
+	if (sl == NULL)
+		print_message("# no IFMA lanes here (build or CPU): the C twin checked against the reference only\n");
 }
 
 static void test_small_order(void **state)
@@ -663,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_straus),
 		cmocka_unit_test(test_pippenger),
 		cmocka_unit_test(test_odd_multiples_lanes),
+		cmocka_unit_test(test_straus_lanes),
 		cmocka_unit_test(test_small_order),
 	};
 	return th_run(tests);
