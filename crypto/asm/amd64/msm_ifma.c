@@ -529,16 +529,18 @@ static MSMI_TARGET void msmi_straus(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, in
 		msmi_mul1(&m2, &a2, &b2);
 		msmi_mul1(&m3, &a3, &b3);
 		msmi_mul1(&m4, &a4, &b4);
-		msmi_fe yy, q, xd, e, f, ee, u, w, x1, z1, t1, zz;
+		msmi_fe yy, q, xp, xq, e, f, ee, u, w, x1, z1, t1, zz;
 		msmi_add(&yy, &m2, &m1);
 		msmi_sub(&q, &m2, &m1);
-		msmi_sub(&xd, &m4, &yy);
+		msmi_blend(&xp, md, &m2, &m4);
+		msmi_blend(&xq, md, &m1, &yy);
+		msmi_sub(&x1, &xp, &xq);
 		msmi_blend(&e, md, &m4, &m3);
 		msmi_blend(&f, md, &m3, &q);
-		msmi_add(&ee, &e, &e);
+		for (int k = 0; k < 5; k++) /* < 2^53: u and w carry it */
+			ee.l[k] = _mm512_add_epi64(e.l[k], e.l[k]);
 		msmi_add(&u, &ee, &f);
 		msmi_sub(&w, &ee, &f);
-		msmi_blend(&x1, md, &q, &xd);
 		msmi_blend(&t1, mn, &w, &u);
 		msmi_blend(&zz, mn, &u, &w);
 		msmi_blend(&z1, md, &zz, &q);
