@@ -166,88 +166,123 @@ void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops
 	ge64_odd_multiples_vartime(out, p, &d2, ops);
 }
 
+/* The lanes of the items (msm_lanes_schedule) with k of them kept for the
+ * short items, and the steps that takes: the items in the order given,
+ * each to the lane whose steps (doublings up to its top position, then one
+ * per digit) it makes fewest. */
+static int msm_lanes_deal(int *lane, const int *order, int m, const int *nd, const int *itop,
+                          int maxtop, int k)
+{
+	int top[MSM_LANES], load[MSM_LANES], steps = 0;
+	for (int l = 0; l < MSM_LANES; l++) {
+		top[l] = 0;
+		load[l] = 0;
+	}
+	for (int o = 0; o < m; o++) {
+		int i = order[o], best = -1, bc = 0;
+		if (nd[i] == 0) {
+			lane[i] = 0;
+			continue;
+		}
+		/* 64 positions below the longest: a batch coefficient's */
+		for (int l = itop[i] + 64 <= maxtop ? 0 : k; l < MSM_LANES; l++) {
+			int c = (top[l] > itop[i] ? top[l] : itop[i]) + load[l] + nd[i];
+			if (best < 0 || c < bc) {
+				best = l;
+				bc = c;
+			}
+		}
+		lane[i] = best;
+		if (itop[i] > top[best])
+			top[best] = itop[i];
+		load[best] += nd[i];
+		if (bc > steps)
+			steps = bc;
+	}
+	return steps;
+}
+
 int msm_lanes_schedule(msm_op (*sched)[MSM_LANES], const uint8_t (*a)[32], int n,
                        const uint8_t b[32])
 {
 	/* item i < n: a_i P_i; item n: b B (table point MSM_MAX) */
 	uint16_t pos[MSM_MAX + 1][WNAF_DIGITS];
 	signed char dig[MSM_MAX + 1][WNAF_DIGITS];
-	int nd[MSM_MAX + 1], lane[MSM_MAX + 1], byn[WNAF_DIGITS + 2];
-	int load[MSM_LANES] = { 0 }, top[MSM_LANES], cur[MSM_LANES];
-	int start[WNAF_LEN + 1];
-	/* the digits sorted by position: item, op */
-	uint8_t ei[(MSM_MAX + 1) * WNAF_DIGITS];
+	int nd[MSM_MAX + 1], itop[MSM_MAX + 1], lane[MSM_MAX + 1], order[MSM_MAX + 1];
+	int maxtop = 0, m = n + 1;
+	/* the digits lane by lane, by position: position, op */
+	uint16_t ep[(MSM_MAX + 1) * WNAF_DIGITS];
 	msm_op eo[(MSM_MAX + 1) * WNAF_DIGITS];
+	int fill[MSM_LANES][WNAF_LEN + 1], seg[MSM_LANES + 1];
 
-	memset(byn, 0, sizeof byn);
-	memset(start, 0, sizeof start);
-	for (int i = 0; i <= n; i++) {
+	for (int i = 0; i < m; i++) {
 		nd[i] = wnaf_vartime(pos[i], dig[i], i < n ? a[i] : b, 5);
-		byn[nd[i]]++;
-		for (int k = 0; k < nd[i]; k++)
-			start[pos[i][k] + 1]++;
+		itop[i] = nd[i] > 0 ? pos[i][nd[i] - 1] : 0;
+		if (itop[i] > maxtop)
+			maxtop = itop[i];
 	}
-	/* the items dealt longest first, each to the lane with the fewest
-	 * digits (byn: the items of each length, then the first of each
-	 * length in the descending order) */
+	/* the order: by the steps an item takes alone (top + digits), most first */
 	{
-		int order[MSM_MAX + 1], first[WNAF_DIGITS + 1], o = 0;
-		for (int c = WNAF_DIGITS; c >= 0; c--) {
+		enum { KEYS = WNAF_LEN + WNAF_DIGITS };
+		int first[KEYS + 1], o = 0;
+		memset(first, 0, sizeof first);
+		for (int i = 0; i < m; i++)
+			first[itop[i] + nd[i]]++;
+		for (int c = KEYS; c >= 0; c--) {
+			int t = first[c];
 			first[c] = o;
-			o += byn[c];
+			o += t;
 		}
-		for (int i = 0; i <= n; i++)
-			order[first[nd[i]]++] = i;
-		for (int k = 0; k <= n; k++) {
-			int i = order[k], best = 0;
-			for (int l = 1; l < MSM_LANES; l++)
-				if (load[l] < load[best])
-					best = l;
-			lane[i] = best;
-			load[best] += nd[i];
+		for (int i = 0; i < m; i++)
+			order[first[itop[i] + nd[i]]++] = i;
+	}
+	/* k lanes kept for the short items (the 128-bit coefficients of the
+	 * R_i need 128 doublings, not 253): the best k of 0 to 3 */
+	int steps = -1;
+	for (int k = 0; k < 4; k++) {
+		int try[MSM_MAX + 1];
+		int st = msm_lanes_deal(try, order, m, nd, itop, maxtop, k);
+		if (steps < 0 || st < steps) {
+			steps = st;
+			memcpy(lane, try, (size_t)m * sizeof *lane);
 		}
 	}
-	for (int l = 0; l < MSM_LANES; l++)
-		top[l] = -1;
-	for (int i = 0; i <= n; i++)
-		if (nd[i] > 0 && pos[i][nd[i] - 1] > top[lane[i]])
-			top[lane[i]] = pos[i][nd[i] - 1];
-	for (int k = 0; k < WNAF_LEN; k++)
-		start[k + 1] += start[k];
-	{
-		int fill[WNAF_LEN];
-		memcpy(fill, start, sizeof fill);
-		for (int i = 0; i <= n; i++)
-			for (int k = 0; k < nd[i]; k++) {
-				int e = fill[pos[i][k]]++;
-				int d = dig[i][k], t = d > 0 ? d : -d;
-				ei[e] = (uint8_t)i;
-				eo[e] = (msm_op)(2 * MSM_LT_ENTRY(i < n ? i : MSM_MAX, t / 2) + (d < 0));
-			}
-	}
-	/* lane l: top[l] doublings and load[l] additions; the steps are
-	 * written from the last one back, position by position from 0 up: the
-	 * digits at position k, then (below the lane's top) a doubling */
-	int steps = 0;
+	/* each lane's digits sorted by position (counting sort in its segment) */
+	memset(fill, 0, sizeof fill);
+	for (int i = 0; i < m; i++)
+		for (int k = 0; k < nd[i]; k++)
+			fill[lane[i]][pos[i][k] + 1]++;
+	seg[0] = 0;
 	for (int l = 0; l < MSM_LANES; l++) {
-		int len = top[l] < 0 ? 0 : top[l] + load[l];
-		if (len > steps)
-			steps = len;
+		int *f = fill[l];
+		f[0] = seg[l];
+		for (int p = 0; p < WNAF_LEN; p++)
+			f[p + 1] += f[p];
+		seg[l + 1] = f[WNAF_LEN];
 	}
-	for (int l = 0; l < MSM_LANES; l++)
-		cur[l] = steps - 1;
-	for (int k = 0; k < WNAF_LEN; k++) {
-		for (int e = start[k]; e < start[k + 1]; e++) {
-			int l = lane[ei[e]];
-			sched[cur[l]--][l] = eo[e];
+	for (int i = 0; i < m; i++) {
+		int *f = fill[lane[i]];
+		int pt = i < n ? i : MSM_MAX;
+		for (int k = 0; k < nd[i]; k++) {
+			int d = dig[i][k], t = d > 0 ? d : -d;
+			int e = f[pos[i][k]]++;
+			ep[e] = pos[i][k];
+			eo[e] = (msm_op)(2 * MSM_LT_ENTRY(pt, t / 2) + (d < 0));
 		}
-		for (int l = 0; l < MSM_LANES; l++)
-			if (k < top[l])
-				sched[cur[l]--][l] = MSM_OP_DBL;
 	}
-	for (int l = 0; l < MSM_LANES; l++)
-		for (; cur[l] >= 0; cur[l]--)
-			sched[cur[l]][l] = MSM_OP_DBL; /* the identity doubled */
+	/* lane l's steps, written from the last back: its digits from position
+	 * 0 up, a doubling between two positions; before its first step,
+	 * doublings of the identity */
+	for (int l = 0; l < MSM_LANES; l++) {
+		int c = steps - 1, p = 0;
+		for (int e = seg[l]; e < seg[l + 1]; e++) {
+			for (; p < ep[e]; p++)
+				sched[c--][l] = MSM_OP_DBL;
+			sched[c--][l] = eo[e];
+		}
+		for (; c >= 0; c--)
+			sched[c][l] = MSM_OP_DBL;
+	}
 	return steps;
 }
 
