@@ -16,12 +16,12 @@
  * Multiplication: the ten product columns c[k] = sum_{i+j=k} lo(a_i b_j)
  * + sum_{i+j=k-1} hi(a_i b_j), each < 10 2^52 < 2^56. Reduction, with
  * 2^260 = 2^5 2^255 = 32 19 = 608 (mod p):
- *  1. c[5..9] are carried to 52 bits each (c10 = the carry out of c9,
- *     < 2^5);
- *  2. c[k] += lo(608 c[k+5]), c[k+1] += hi(608 c[k+5]) (k < 5): the hi part
- *     of c9 and 608 c10 land at 2^260 and are folded once more, times 608,
- *     into c0: every c[k] < 2^58;
- *  3. the bits of c4 from 47 up (2^255 and above, < 2^11) are folded times
+ *  1. c[k] += 608 c[k+5] (k < 5) without carrying c[k+5] first: with l its
+ *     low 52 bits (what VPMADD52 reads) and h the rest (< 2^4), lo(608 l)
+ *     goes to c[k], hi(608 l) and 608 h to c[k+1]; for k = 4 those land
+ *     at 2^260 and 2^520 and are folded into c0 times 608 and 608^2:
+ *     every c[k] < 2^57;
+ *  2. the bits of c4 from 47 up (2^255 and above, < 2^10) are folded times
  *     19 into c0, then one carry chain c0 -> c4 leaves c0..c3 < 2^52 and
  *     c4 < 2^47 + 2^7.
  * Squaring: the cross products a_i a_j (i < j) once, doubled, plus the
@@ -58,7 +58,7 @@ MSMI_INLINE __m512i msmi_hi(__m512i acc, __m512i a, __m512i b)
 	return _mm512_madd52hi_epu64(acc, a, b);
 }
 
-/* r = the columns c[0..9] reduced (steps 1 to 3 above) */
+/* r = the columns c[0..9] reduced (steps 1 and 2 above) */
 MSMI_INLINE void msmi_reduce(msmi_fe *r, __m512i c[10])
 {
 	const __m512i m52 = _mm512_set1_epi64((int64_t)0xfffffffffffff);
@@ -66,25 +66,20 @@ MSMI_INLINE void msmi_reduce(msmi_fe *r, __m512i c[10])
 	const __m512i k608 = _mm512_set1_epi64(608);
 	const __m512i k19 = _mm512_set1_epi64(19);
 	const __m512i zero = _mm512_setzero_si512();
-	__m512i c10, top, t;
+	const __m512i k608608 = _mm512_set1_epi64(608 * 608);
+	__m512i top, t;
 
 	/* 1 */
-	for (int k = 5; k < 9; k++) {
-		c[k + 1] = _mm512_add_epi64(c[k + 1], _mm512_srli_epi64(c[k], 52));
-		c[k] = _mm512_and_si512(c[k], m52);
-	}
-	c10 = _mm512_srli_epi64(c[9], 52);
-	c[9] = _mm512_and_si512(c[9], m52);
-	/* 2 */
 	for (int k = 0; k < 4; k++) {
 		c[k] = msmi_lo(c[k], c[k + 5], k608);
 		c[k + 1] = msmi_hi(c[k + 1], c[k + 5], k608);
+		c[k + 1] = msmi_lo(c[k + 1], _mm512_srli_epi64(c[k + 5], 52), k608);
 	}
 	c[4] = msmi_lo(c[4], c[9], k608);
-	top = msmi_hi(zero, c[9], k608);
-	top = msmi_lo(top, c10, k608); /* < 2^10 + 2^15, at 2^260 */
+	top = msmi_hi(zero, c[9], k608);             /* < 2^10, at 2^260 */
 	c[0] = msmi_lo(c[0], top, k608);
-	/* 3 */
+	c[0] = msmi_lo(c[0], _mm512_srli_epi64(c[9], 52), k608608); /* < 2^4, at 2^520 */
+	/* 2 */
 	t = _mm512_srli_epi64(c[4], 47);
 	c[4] = _mm512_and_si512(c[4], m47);
 	c[0] = msmi_lo(c[0], t, k19);
@@ -96,7 +91,7 @@ MSMI_INLINE void msmi_reduce(msmi_fe *r, __m512i c[10])
 		r->l[k] = c[k];
 }
 
-/* r = any limbs below 2^63 made a valid input (step 3 alone) */
+/* r = any limbs below 2^63 made a valid input (step 2 alone) */
 MSMI_INLINE void msmi_norm(msmi_fe *r, __m512i c[5])
 {
 	const __m512i m52 = _mm512_set1_epi64((int64_t)0xfffffffffffff);
