@@ -352,7 +352,7 @@ __attribute__((noinline)) static void msm_straus_lanes(ge64_p3 *r, const uint8_t
  * at their position after the shared doubling */
 __attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a)[32],
                                                  const ge64_p3 *P, int n, const uint8_t b[32],
-                                                 const fe64_impl *im)
+                                                 const fe64 *d2p, const fe64_impl *im)
 {
 	const ge64_ops *ops = im->ge;
 	uint16_t pos[MSM_MAX][WNAF_DIGITS], bpos[WNAF_DIGITS];
@@ -362,17 +362,12 @@ __attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a
 	uint8_t ej[MSM_MAX * WNAF_DIGITS];
 	signed char ed[MSM_MAX * WNAF_DIGITS];
 	ge64_cached tab[MSM_MAX][8];
-	fe64 d2;
+	const fe64 d2 = *d2p;
 	ge64_p1p1 t;
 	ge64_p3 u;
 	ge64_p2 acc;
 	int top = -1;
 
-	if (n < 0)
-		n = 0;
-	if (n > MSM_MAX)
-		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
-	msm_fe64_from_fe(&d2, &ge_d2);
 	memset(bnaf, 0, sizeof bnaf);
 	int nb = wnaf_vartime(bpos, bdig, b, 8);
 	for (int k = 0; k < nb; k++)
@@ -455,17 +450,16 @@ __attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a
 void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
                         const uint8_t b[32], const fe64_impl *im)
 {
-	if (im->straus_lanes != NULL) {
-		fe64 d2;
-		if (n < 0)
-			n = 0;
-		if (n > MSM_MAX)
-			n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
-		msm_fe64_from_fe(&d2, &ge_d2);
+	fe64 d2;
+	if (n < 0)
+		n = 0;
+	if (n > MSM_MAX)
+		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
+	msm_fe64_from_fe(&d2, &ge_d2);
+	if (im->straus_lanes != NULL)
 		msm_straus_lanes(r, a, P, n, b, &d2, im);
-		return;
-	}
-	msm_straus_c(r, a, P, n, b, im);
+	else
+		msm_straus_c(r, a, P, n, b, &d2, im);
 }
 
 int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops)

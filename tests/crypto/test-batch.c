@@ -62,6 +62,17 @@ static int cpu_has_ifma(void)
 #endif
 }
 
+/* An IFMA routine cpu.c found: there iff the build has the amd64 code (and
+ * the CPU ADX: fe64_ops_asm_probe answers) and the CPU IFMA; never without
+ * IFMA. */
+static void expect_ifma_probe(const void *fn)
+{
+	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
+		assert_non_null(fn);
+	if (!cpu_has_ifma())
+		assert_null(fn);
+}
+
 static void rand_fe64(fe64 *f)
 {
 	uint8_t s[32];
@@ -107,10 +118,7 @@ static void test_pow_lanes(void **state)
 	msm_pow22523_lanes_fn *xn = cpu_fe64()->pow_lanes;
 	/* the build has the amd64 code (and the CPU ADX) iff fe64_ops_asm_probe
 	 * answers; with IFMA too, batch verification must use it */
-	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
-		assert_non_null(xn);
-	if (!cpu_has_ifma())
-		assert_null(xn);
+	expect_ifma_probe((const void *)xn);
 
 	enum { N = 3 * MSM_POW_LANES + 5 };
 	fe64 f[N], got[N], want[N];
@@ -474,10 +482,7 @@ static void test_odd_multiples_lanes(void **state)
 	th_rng_reset("batch-odd-multiples");
 	const ge64_ops *ops = cpu_fe64()->ge;
 	msm_odd_multiples_lanes_fn *om = cpu_fe64()->om_lanes;
-	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
-		assert_non_null(om);
-	if (!cpu_has_ifma())
-		assert_null(om);
+	expect_ifma_probe((const void *)om);
 	if (om == NULL) {
 		/* no IFMA code in this build (-Dasm=disabled, not amd64) or no
 		 * IFMA on this CPU: the C tables are what msm_straus_vartime
@@ -531,14 +536,9 @@ static void test_straus_lanes(void **state)
 	th_rng_reset("batch-straus-lanes");
 	const ge64_ops *ops = cpu_fe64()->ge;
 	msm_straus_lanes_fn *sl = cpu_fe64()->straus_lanes;
-	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
-		assert_non_null(sl);
-	if (!cpu_has_ifma())
-		assert_null(sl);
+	expect_ifma_probe((const void *)sl);
 	fe64 d2;
-	uint8_t d2b[32];
-	fe_tobytes(d2b, &ge_d2);
-	fe64_frombytes(&d2, d2b);
+	fe64_from_fe_t(&d2, &ge_d2);
 	static uint8_t a[MSM_MAX][32];
 	static ge_p3 P[MSM_MAX];
 	static ge64_p3 P64[MSM_MAX];
