@@ -159,13 +159,6 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 	}
 }
 
-void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops)
-{
-	fe64 d2;
-	msm_fe64_from_fe(&d2, &ge_d2);
-	ge64_odd_multiples_vartime(out, p, &d2, ops);
-}
-
 /* The lanes of the items (msm_lanes_schedule) with k of them kept for the
  * short items, and the steps that takes: the items in the order given,
  * each to the lane whose steps (doublings up to its top position, then one
@@ -375,12 +368,6 @@ __attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a
 	if (nb > 0)
 		top = bpos[nb - 1];
 	memset(start, 0, sizeof start);
-	/* the tables: MSM_POW_LANES points at a time with IFMA */
-	msm_odd_multiples_lanes_fn *om = im->om_lanes;
-	int jl = 0;
-	if (om != NULL)
-		for (; jl + MSM_POW_LANES <= n; jl += MSM_POW_LANES)
-			om(&tab[jl], &P[jl], &d2);
 	for (int j = 0; j < n; j++) {
 		nd[j] = wnaf_vartime(pos[j], dig[j], a[j], 5);
 		if (nd[j] == 0)
@@ -389,8 +376,7 @@ __attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a
 			top = pos[j][nd[j] - 1];
 		for (int k = 0; k < nd[j]; k++)
 			start[pos[j][k] + 1]++;
-		if (j >= jl)
-			ge64_odd_multiples_vartime(tab[j], &P[j], &d2, ops);
+		ge64_odd_multiples_vartime(tab[j], &P[j], &d2, ops);
 	}
 	for (int i = 0; i < 257; i++)
 		start[i + 1] += start[i];

@@ -34,11 +34,6 @@
 typedef void msm_pow22523_lanes_fn(fe64 h[MSM_POW_LANES], const fe64 f[MSM_POW_LANES]);
 msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void);
 
-/* The same probe for out[i][j] = (2j + 1) P[i] in cached form, j < 8,
- * i < MSM_POW_LANES, 2d given as d2 (the tables of msm_straus_vartime). */
-typedef void msm_odd_multiples_lanes_fn(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2);
-msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void);
-
 /* Straus in MSM_LANES lanes (AVX-512 IFMA: one 64-bit lane of a zmm per
  * accumulator): the points are dealt to the lanes (each lane sums its own
  * subset, and the lanes' sums are added at the end), and every lane runs
@@ -87,7 +82,6 @@ typedef struct fe64_impl {
 	const ge64_ops *ge; /* ge->fe == fe */
 	ge64_scan_fn *scan;
 	msm_pow22523_lanes_fn *pow_lanes;
-	msm_odd_multiples_lanes_fn *om_lanes;
 	msm_straus_lanes_fn *straus_lanes; /* msm_straus_vartime in lanes, or NULL */
 	x25519_lanes_fn *x25519; /* the IFMA ladder, or NULL: the fe ops' ladder */
 } fe64_impl;
@@ -139,8 +133,5 @@ int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops);
 
 /* p = -p */
 void msm_p3_neg(ge64_p3 *p);
-
-/* The one-point C version (on ops), the reference of the tests. */
-void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops);
 
 #endif /* SIGIL_MSM_H */

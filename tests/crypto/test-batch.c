@@ -12,10 +12,13 @@
  * - msm_straus_vartime against sums of ge_multi_scalarmult_vartime, for n
  *   around the sizes the code treats apart (0, 1, a lane group, MSM_MAX),
  *   with 128-bit, 256-bit, zero and extreme scalars, duplicate points,
- *   small-order points and the identity;
+ *   small-order points and the identity, with the IFMA lanes (where the
+ *   CPU has them) and with one accumulator;
  * - msm_pippenger_vartime the same way, for n up to MSM_PIP_MAX, with
  *   1, L - 1, 2^128 - 1 scalars and points with Z != 1;
- * - the IFMA tables of odd multiples against the C ones;
+ * - the IFMA lanes' Straus (msm_ifma.c: its odd-multiple tables and
+ *   steps) against its C twin lane by lane, and the lanes' schedule
+ *   (msm_lanes_schedule) against the reference sum;
  * - msm_is_small_order_vartime against ge_is_small_order.
  * Batch verification as a whole (against single verification) is tested in
  * test-ed25519.c.
@@ -473,58 +476,6 @@ static void test_pippenger(void **state)
 	assert_memory_equal(got, id, 32);
 }
 
-/* The IFMA tables of (2j + 1) P against the C ones (same formulas, so the
- * same projective coordinates mod p), on random, small-order and identity
- * points and on coordinates given in extreme limbs (X + p, Y + 2p, ...). */
-static void test_odd_multiples_lanes(void **state)
-{
-	(void)state;
-	th_rng_reset("batch-odd-multiples");
-	const ge64_ops *ops = cpu_fe64()->ge;
-	msm_odd_multiples_lanes_fn *om = cpu_fe64()->om_lanes;
-	expect_ifma_probe((const void *)om);
-	if (om == NULL) {
-		/* no IFMA code in this build (-Dasm=disabled, not amd64) or no
-		 * IFMA on this CPU: the C tables are what msm_straus_vartime
-		 * runs, and test_straus checks them */
-		print_message("# no IFMA tables here (build or CPU): the C tables are checked by test_straus\n");
-		assert_true(fe64_ops_asm_probe() == NULL || !cpu_has_ifma());
-		return;
-	}
-	fe64 d2;
-	uint8_t s[32];
-	fe_tobytes(s, &ge_d2);
-	fe64_frombytes(&d2, s);
-	static ge64_cached got[MSM_POW_LANES][8], want[8];
-	ge64_p3 P[MSM_POW_LANES];
-	ge_p3 Q[MSM_POW_LANES];
-	for (int rep = 0; rep < 30; rep++) {
-		for (int i = 0; i < MSM_POW_LANES; i++) {
-			rand_point(&Q[i], Q, i);
-			p3_to_ge64(&P[i], &Q[i]);
-			if (th_rand_below(3) == 0) {
-				/* the same point with coordinates + p (still < 2^256) */
-				static const uint64_t p64[4] = { 0xffffffffffffffed, ~(uint64_t)0, ~(uint64_t)0,
-					                         0x7fffffffffffffff };
-				fe64 *c = th_rand_below(2) ? &P[i].X : &P[i].Y;
-				fe64 pp = { { p64[0], p64[1], p64[2], p64[3] } };
-				if (c->v[3] < 0x7fffffffffffffff)
-					fe64_add(c, c, &pp); /* the same value mod p */
-			}
-		}
-		om(got, P, &d2);
-		for (int i = 0; i < MSM_POW_LANES; i++) {
-			msm_odd_multiples_fe64(want, &P[i], ops);
-			for (int j = 0; j < 8; j++) {
-				assert_fe64_same(&got[i][j].YplusX, &want[j].YplusX, "Y + X", 8 * i + j);
-				assert_fe64_same(&got[i][j].YminusX, &want[j].YminusX, "Y - X", 8 * i + j);
-				assert_fe64_same(&got[i][j].Z, &want[j].Z, "Z", 8 * i + j);
-				assert_fe64_same(&got[i][j].T2d, &want[j].T2d, "2dT", 8 * i + j);
-			}
-		}
-	}
-}
-
 /* The IFMA lanes' Straus against its C twin, lane by lane (the same sums as
  * group elements), on the schedules of random scalars (msm_lanes_schedule)
  * and on made-up ones: every entry added and subtracted, runs of doublings,
@@ -553,6 +504,15 @@ static void test_straus_lanes(void **state)
 				rand_scalar(a[i]);
 				rand_point(&P[i], P, i);
 				p3_to_ge64(&P64[i], &P[i]);
+				if (th_rand_below(3) == 0) {
+					/* the same point with X or Y + p (still < 2^256):
+					 * extreme limbs for the tables' conversion */
+					static const fe64 p64 = { { 0xffffffffffffffed, ~(uint64_t)0, ~(uint64_t)0,
+						                    0x7fffffffffffffff } };
+					fe64 *c = th_rand_below(2) ? &P64[i].X : &P64[i].Y;
+					if (c->v[3] < 0x7fffffffffffffff)
+						fe64_add(c, c, &p64);
+				}
 			}
 			rand_scalar(b);
 			int steps;
@@ -724,7 +684,7 @@ static void test_backend_batch(void **state)
 		memset(s[i] + 16, 0, 16);
 		ptr[i] = enc[i];
 	}
-	fe64_impl twins = { &fe64_ops_generic, &ge64_ops_generic, ge64_scan_generic, NULL, NULL, NULL, NULL };
+	fe64_impl twins = { &fe64_ops_generic, &ge64_ops_generic, ge64_scan_generic, NULL, NULL, NULL };
 	backend b64 = backend_fe64, b64c = backend_fe64;
 	b64.impl = cpu_fe64();
 	b64c.impl = &twins;
@@ -755,7 +715,6 @@ int main(void)
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
 		cmocka_unit_test(test_pippenger),
-		cmocka_unit_test(test_odd_multiples_lanes),
 		cmocka_unit_test(test_straus_lanes),
 		cmocka_unit_test(test_small_order),
 	};

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * msm_ifma.c - batch verification's square-root powers (msm.h) several at
- * a time with AVX-512 IFMA, in C with intrinsics (built only when crypto/
- * has the amd64 code; crypto/asm/msm_ifma_none.c otherwise), and its CPUID
- * probe.
+ * msm_ifma.c - batch verification's square-root powers and Straus sum
+ * (msm.h) with AVX-512 IFMA, in C with intrinsics (built only when crypto/
+ * has the amd64 code; crypto/asm/msm_ifma_none.c otherwise), and their
+ * CPUID probes. The Straus sum's C twin is msm_straus_lanes_generic (msm.c).
  *
  * Each 512-bit register holds one limb of eight field elements (one per
  * 64-bit lane); an element is five limbs of 52 bits, value sum l[i] 2^(52 i)
@@ -282,14 +282,6 @@ static MSMI_TARGET void msmi_gather(msmi_fe r[MSMI_G], const ge64_p3 *P, size_t 
 	msmi_load(r, f);
 }
 
-static MSMI_TARGET void msmi_scatter(ge64_cached (*out)[8], int j, size_t off, const msmi_fe a[MSMI_G])
-{
-	fe64 f[MSM_POW_LANES];
-	msmi_store(f, a);
-	for (int i = 0; i < MSM_POW_LANES; i++)
-		memcpy((uint8_t *)&out[i][j] + off, &f[i], sizeof(fe64));
-}
-
 /* an extended point (X : Y : Z : T), MSMI_G groups */
 typedef struct msmi_pt {
 	msmi_fe X[MSMI_G], Y[MSMI_G], Z[MSMI_G], T[MSMI_G];
@@ -325,13 +317,10 @@ MSMI_INLINE void msmi_unpack(msmi_fe *r, const __m512i w[4])
 	r->l[4] = t;
 }
 
-/* (Y + X, Y - X, Z, 2d T) of p: to out[.][j] (out != NULL), else to the
- * entries (i0 + ., j) of lt */
-static MSMI_TARGET void msmi_put_cached(ge64_cached (*out)[8], msmi_lt *lt, int i0, int j,
-                                        const msmi_pt *p, const msmi_fe d2[MSMI_G])
+/* (Y + X, Y - X, Z, 2d T) of p to the entries (i0 + ., j) of lt */
+static MSMI_TARGET void msmi_put_cached(msmi_lt *lt, int i0, int j, const msmi_pt *p,
+                                        const msmi_fe d2[MSMI_G])
 {
-	static const size_t off[4] = { offsetof(ge64_cached, YplusX), offsetof(ge64_cached, YminusX),
-		                       offsetof(ge64_cached, Z), offsetof(ge64_cached, T2d) };
 	msmi_fe c[4][MSMI_G];
 	for (int g = 0; g < MSMI_G; g++) {
 		msmi_add(&c[0][g], &p->Y[g], &p->X[g]);
@@ -339,25 +328,19 @@ static MSMI_TARGET void msmi_put_cached(ge64_cached (*out)[8], msmi_lt *lt, int 
 		c[2][g] = p->Z[g];
 	}
 	msmi_mul(c[3], p->T, d2);
-	for (int q = 0; q < 4; q++) {
-		if (out != NULL) {
-			msmi_scatter(out, j, off[q], c[q]);
-			continue;
-		}
+	for (int q = 0; q < 4; q++)
 		for (int g = 0; g < MSMI_G; g++) {
 			__m512i w[4];
 			msmi_pack(w, &c[q][g]);
 			for (int k = 0; k < 4; k++)
 				_mm512_storeu_si512((void *)&(*lt)[4 * q + k][MSM_LT_ENTRY(i0 + 8 * g, j)], w[k]);
 		}
-	}
 }
 
 /* (2j + 1) P[i], j < 8, i < MSM_POW_LANES (ge.c's formulas: one doubling,
- * then seven additions of 2 P in extended coordinates), to out[i][j]
- * (out != NULL), else to the entries (i0 + i, j) of lt. */
-static MSMI_TARGET void msmi_odd_multiples_to(ge64_cached (*out)[8], msmi_lt *lt, int i0,
-                                              const ge64_p3 *P, const fe64 *d2in)
+ * then seven additions of 2 P in extended coordinates), to the entries
+ * (i0 + i, j) of lt. */
+static MSMI_TARGET void msmi_odd_multiples(msmi_lt *lt, int i0, const ge64_p3 *P, const fe64 *d2in)
 {
 	msmi_pt p, q;
 	msmi_fe d2[MSMI_G], a[MSMI_G], b[MSMI_G], c[MSMI_G], d[MSMI_G], e[MSMI_G];
@@ -371,7 +354,7 @@ static MSMI_TARGET void msmi_odd_multiples_to(ge64_cached (*out)[8], msmi_lt *lt
 	msmi_gather(p.Y, P, offsetof(ge64_p3, Y));
 	msmi_gather(p.Z, P, offsetof(ge64_p3, Z));
 	msmi_gather(p.T, P, offsetof(ge64_p3, T));
-	msmi_put_cached(out, lt, i0, 0, &p, d2);
+	msmi_put_cached(lt, i0, 0, &p, d2);
 
 	/* q = 2 p: A = X^2, B = Y^2, C = 2 Z^2, D = (X + Y)^2;
 	 * (X : Y : Z : T) = (D - B - A : B + A : B - A : C - B + A) in p1p1,
@@ -423,13 +406,8 @@ static MSMI_TARGET void msmi_odd_multiples_to(ge64_cached (*out)[8], msmi_lt *lt
 		msmi_mul(p.Y, b, a);
 		msmi_mul(p.Z, a, d);
 		msmi_mul(p.T, e, b);
-		msmi_put_cached(out, lt, i0, j, &p, d2);
+		msmi_put_cached(lt, i0, j, &p, d2);
 	}
-}
-
-static MSMI_TARGET void msmi_odd_multiples(ge64_cached (*out)[8], const ge64_p3 *P, const fe64 *d2)
-{
-	msmi_odd_multiples_to(out, NULL, 0, P, d2);
 }
 
 /* r = lane by lane a where bit l of m is 0, b where it is 1 */
@@ -466,7 +444,7 @@ static MSMI_TARGET void msmi_straus(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, in
 			memcpy(pad, src, (size_t)(n - i0) * sizeof *pad);
 			src = pad;
 		}
-		msmi_odd_multiples_to(NULL, &lt, i0, src, d2);
+		msmi_odd_multiples(&lt, i0, src, d2);
 	}
 	/* B's: entry j in lane j (Z = 1) */
 	{
@@ -569,11 +547,6 @@ static int msmi_capable(void)
 msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
 {
 	return msmi_capable() ? msmi_pow22523 : NULL;
-}
-
-msm_odd_multiples_lanes_fn *msm_odd_multiples_lanes_probe(void)
-{
-	return msmi_capable() ? msmi_odd_multiples : NULL;
 }
 
 msm_straus_lanes_fn *msm_straus_lanes_probe(void)
