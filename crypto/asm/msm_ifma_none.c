@@ -9,7 +9,7 @@
 
 #include "fe64/msm.h"
 
-msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
+msm_sqrt_ratio_lanes_fn *msm_sqrt_ratio_lanes_probe(void)
 {
 	return NULL;
 }

@@ -61,40 +61,62 @@ static void msm_p3_identity(ge64_p3 *p)
 	p->Z.v[0] = 1;
 }
 
-void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
+void msm_sqrt_ratio_many_fe64(fe64 *r, fe64 *check, const fe64 *u, const fe64 *v, int n,
+                              const ge64_ops *ops)
 {
+	const fe64_ops *fo = ops->fe;
+	/* u v^3 in r[], u v^7 in check[]; the powers; then r and check */
+	for (int j = 0; j < n; j++) {
+		fe64 v3, v7;
+		fo->sq(v3.v, v[j].v);
+		fo->mul(v3.v, v3.v, v[j].v); /* v^3 */
+		fo->sq(v7.v, v3.v);
+		fo->mul(v7.v, v7.v, v[j].v); /* v^7 */
+		fo->mul(r[j].v, u[j].v, v3.v);
+		fo->mul(check[j].v, u[j].v, v7.v);
+	}
 	int i = 0;
 	for (; i + 2 <= n; i += 2)
-		fe64_pow22523_2(&h[i], &f[i], ops->fe);
+		fe64_pow22523_2(&check[i], &check[i], fo);
 	if (i < n)
-		fe64_pow22523(&h[i], &f[i], ops->fe);
+		fe64_pow22523(&check[i], &check[i], fo);
+	for (int j = 0; j < n; j++) {
+		fo->mul(r[j].v, r[j].v, check[j].v); /* u v^3 (u v^7)^((p-5)/8) */
+		fo->sq(check[j].v, r[j].v);
+		fo->mul(check[j].v, check[j].v, v[j].v); /* v r^2 */
+	}
 }
 
-void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im)
+void msm_sqrt_ratio_many_vartime(fe64 *r, fe64 *check, const fe64 *u, const fe64 *v, int n,
+                                 const fe64_impl *im)
 {
-	msm_pow22523_lanes_fn *xn = im->pow_lanes;
+	msm_sqrt_ratio_lanes_fn *xn = im->sqrt_lanes;
 	int i = 0;
 	if (xn != NULL) {
 		for (; i + MSM_POW_LANES <= n; i += MSM_POW_LANES)
-			xn(&h[i], &f[i]);
+			xn(&r[i], &check[i], &u[i], &v[i]);
 		if (i < n && n - i >= 3) {
 			/* a short last group: padded with 1 */
-			fe64 in[MSM_POW_LANES], out[MSM_POW_LANES];
-			memset(in, 0, sizeof in);
+			fe64 iu[MSM_POW_LANES], iv[MSM_POW_LANES], or[MSM_POW_LANES], oc[MSM_POW_LANES];
+			memset(iu, 0, sizeof iu);
 			for (int j = 0; j < MSM_POW_LANES; j++)
-				in[j].v[0] = 1;
-			memcpy(in, &f[i], (size_t)(n - i) * sizeof *f);
-			xn(out, in);
-			memcpy(&h[i], out, (size_t)(n - i) * sizeof *h);
+				iu[j].v[0] = 1;
+			memcpy(iv, iu, sizeof iv);
+			memcpy(iu, &u[i], (size_t)(n - i) * sizeof *u);
+			memcpy(iv, &v[i], (size_t)(n - i) * sizeof *v);
+			xn(or, oc, iu, iv);
+			memcpy(&r[i], or, (size_t)(n - i) * sizeof *r);
+			memcpy(&check[i], oc, (size_t)(n - i) * sizeof *check);
 			i = n;
 		}
 	}
-	msm_pow22523_many_fe64(&h[i], &f[i], n - i, im->ge);
+	msm_sqrt_ratio_many_fe64(&r[i], &check[i], &u[i], &v[i], n - i, im->ge);
 }
 
 /* The ZIP215 decoding of ge.c's ge_decode (allow_neg_zero = 1) and
- * fe_sqrt_ratio, on fe64, in three passes: u, v and u v^7 of every
- * encoding; all the powers (u v^7)^((p-5)/8); then the roots. */
+ * fe_sqrt_ratio, on fe64, in three passes: u and v of every encoding; all
+ * the square-root candidates r and v r^2 (msm_sqrt_ratio_many_vartime);
+ * then the roots. */
 void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
                                const fe64_impl *im)
 {
@@ -103,38 +125,29 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 	msm_fe64_from_fe(&d, &ge_d);
 	msm_fe64_from_fe(&sqrtm1, &fe_sqrtm1);
 
-	/* u in P->X, v in P->Z, u v^3 in P->T, u v^7 in w[] */
 	for (int b = 0; b < n; b += 32) {
 		int cnt = n - b < 32 ? n - b : 32;
-		fe64 w[32];
+		fe64 u[32], v[32], rr[32], cc[32];
 		for (int j = 0; j < cnt; j++) {
 			ge64_p3 *p = &P[b + j];
-			fe64 yy, v3, v7;
+			fe64 yy;
 			fe64_frombytes(&p->Y, s[b + j]); /* y, bit 255 ignored */
 			fo->sq(yy.v, p->Y.v);
-			fe64_sub(&p->X, &yy, &one);        /* u = y^2 - 1 */
-			fo->mul(p->Z.v, yy.v, d.v);
-			fe64_add(&p->Z, &p->Z, &one);      /* v = d y^2 + 1 */
-			fo->sq(v3.v, p->Z.v);
-			fo->mul(v3.v, v3.v, p->Z.v);       /* v^3 */
-			fo->sq(v7.v, v3.v);
-			fo->mul(v7.v, v7.v, p->Z.v);       /* v^7 */
-			fo->mul(p->T.v, p->X.v, v3.v);     /* u v^3 */
-			fo->mul(w[j].v, p->X.v, v7.v);     /* u v^7 */
+			fe64_sub(&u[j], &yy, &one);        /* u = y^2 - 1 */
+			fo->mul(v[j].v, yy.v, d.v);
+			fe64_add(&v[j], &v[j], &one);      /* v = d y^2 + 1 */
 		}
-		msm_pow22523_many_vartime(w, w, cnt, im);
+		msm_sqrt_ratio_many_vartime(rr, cc, u, v, cnt, im);
 		for (int j = 0; j < cnt; j++) {
 			ge64_p3 *p = &P[b + j];
-			fe64 r, check, negu, negui, x;
+			fe64 r = rr[j], negu, negui, x;
+			const fe64 check = cc[j];
 			uint8_t rb[32];
-			fo->mul(r.v, p->T.v, w[j].v);        /* r = u v^3 (u v^7)^((p-5)/8) */
-			fo->sq(check.v, r.v);
-			fo->mul(check.v, check.v, p->Z.v); /* v r^2 */
-			msm_fe64_neg(&negu, &p->X);
+			msm_fe64_neg(&negu, &u[j]);
 			fo->mul(negui.v, negu.v, sqrtm1.v);
 			uint8_t cb[32];
 			fe64_tobytes(cb, &check); /* once for the three comparisons */
-			int correct = msm_fe64_equal_bytes(cb, &p->X);
+			int correct = msm_fe64_equal_bytes(cb, &u[j]);
 			int flipped = msm_fe64_equal_bytes(cb, &negu);
 			int flipped_i = msm_fe64_equal_bytes(cb, &negui);
 			if (!(correct | flipped)) { /* u/v is not a square */

@@ -25,14 +25,16 @@
  * chain of doublings. */
 #define MSM_MAX 128
 
-/* The IFMA probe: a routine computing MSM_POW_LANES powers
- * h[i] = f[i]^((p - 5) / 8) at once, or NULL (no such code in the build,
- * or the CPU or the OS lacks AVX-512 F + IFMA). Defined by
- * crypto/asm/amd64/msm_ifma.c or crypto/asm/msm_ifma_none.c; asked once,
- * by cpu.c. */
+/* The IFMA probe: a routine computing MSM_POW_LANES square-root
+ * candidates at once (fe_sqrt_ratio's, for u = u[i], v = v[i]):
+ * r[i] = u v^3 (u v^7)^((p - 5) / 8) and check[i] = v r[i]^2, or NULL (no
+ * such code in the build, or the CPU or the OS lacks AVX-512 F + IFMA).
+ * Defined by crypto/asm/amd64/msm_ifma.c or crypto/asm/msm_ifma_none.c;
+ * asked once, by cpu.c. */
 #define MSM_POW_LANES 16
-typedef void msm_pow22523_lanes_fn(fe64 h[MSM_POW_LANES], const fe64 f[MSM_POW_LANES]);
-msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void);
+typedef void msm_sqrt_ratio_lanes_fn(fe64 r[MSM_POW_LANES], fe64 check[MSM_POW_LANES],
+                                     const fe64 u[MSM_POW_LANES], const fe64 v[MSM_POW_LANES]);
+msm_sqrt_ratio_lanes_fn *msm_sqrt_ratio_lanes_probe(void);
 
 /* Straus in MSM_LANES lanes (AVX-512 IFMA: one 64-bit lane of a zmm per
  * accumulator): the points are dealt to the lanes (each lane sums its own
@@ -81,7 +83,7 @@ typedef struct fe64_impl {
 	const fe64_ops *fe;
 	const ge64_ops *ge; /* ge->fe == fe */
 	ge64_scan_fn *scan;
-	msm_pow22523_lanes_fn *pow_lanes;
+	msm_sqrt_ratio_lanes_fn *sqrt_lanes;
 	msm_straus_lanes_fn *straus_lanes; /* msm_straus_vartime in lanes, or NULL */
 	x25519_lanes_fn *x25519; /* the IFMA ladder, or NULL: the fe ops' ladder */
 } fe64_impl;
@@ -96,17 +98,20 @@ const ge64_ops *ge64_ops_asm(void);
 /* ZIP215 decoding (ge_frombytes_zip215's decisions: y taken mod p, x = 0
  * with the sign bit accepted) of n encodings s[i] into P[i]; ok[i] = 1 when
  * s[i] decodes, else 0 (P[i] is then the identity). The n square roots are
- * computed together (msm_pow22523_many_vartime). Any n >= 0. */
+ * computed together (msm_sqrt_ratio_many_vartime). Any n >= 0. */
 void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
                                const fe64_impl *im);
 
-/* h[i] = f[i]^((p - 5) / 8), i < n: MSM_POW_LANES at a time with
- * im->pow_lanes (AVX-512 IFMA) when there is one, else two by two
- * (fe64_pow22523_2 with im->fe; a last odd one by fe64_pow22523). h may
- * alias f. */
-void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im);
-/* The same, never with IFMA (the reference the tests compare with). */
-void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops);
+/* r[i] and check[i] of msm_sqrt_ratio_lanes_fn for u[i], v[i], i < n:
+ * MSM_POW_LANES at a time with im->sqrt_lanes (AVX-512 IFMA) when there is
+ * one, else with im->fe, the powers two by two (fe64_pow22523_2; a last odd
+ * one by fe64_pow22523). r and check do not overlap u or v. */
+void msm_sqrt_ratio_many_vartime(fe64 *r, fe64 *check, const fe64 *u, const fe64 *v, int n,
+                                 const fe64_impl *im);
+/* The same, never with IFMA: the C twin of the IFMA routine, and the
+ * reference the tests compare with. */
+void msm_sqrt_ratio_many_fe64(fe64 *r, fe64 *check, const fe64 *u, const fe64 *v, int n,
+                              const ge64_ops *ops);
 
 /* r = sum_{i<n} a_i P_i + b B, 0 <= n <= MSM_MAX, a_i and b any 256-bit
  * integers (little-endian). Straus: one chain of doublings, width-5 NAF of

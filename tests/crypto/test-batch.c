@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-batch.c - the point work of batch verification (crypto/msm.c):
- * - the many-lane square-root power (AVX-512 IFMA, crypto/asm/amd64/
- *   msm_ifma.c) against fe64_pow22523, on random and extreme inputs
+ * - the many-lane square-root candidates (AVX-512 IFMA, crypto/asm/amd64/
+ *   msm_ifma.c) against their C twin and fe_pow22523, on random and
+ *   extreme inputs
  *   (0, 1, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1, all-ones limbs, ...),
  *   and the dispatch: a CPU with AVX-512 IFMA in a build with the amd64
  *   code must get the IFMA routine;
@@ -113,46 +114,73 @@ static void assert_fe64_same(const fe64 *a, const fe64 *b, const char *what, int
 	}
 }
 
-static void test_pow_lanes(void **state)
+/* The square-root candidates r = u v^3 (u v^7)^((p-5)/8) and v r^2: the
+ * IFMA lanes against their C twin msm_sqrt_ratio_many_fe64, and the C twin
+ * against the same steps on ref51's fe (fe_pow22523) */
+static void test_sqrt_lanes(void **state)
 {
 	(void)state;
-	th_rng_reset("batch-pow");
+	th_rng_reset("batch-sqrt");
 	const ge64_ops *ops = cpu_fe64()->ge;
-	msm_pow22523_lanes_fn *xn = cpu_fe64()->pow_lanes;
-	/* the build has the amd64 code (and the CPU ADX) iff fe64_ops_asm_probe
-	 * answers; with IFMA too, batch verification must use it */
+	msm_sqrt_ratio_lanes_fn *xn = cpu_fe64()->sqrt_lanes;
+	/* with IFMA (and the amd64 code), batch verification must use it */
 	expect_ifma_probe((const void *)xn);
 
 	enum { N = 3 * MSM_POW_LANES + 5 };
-	fe64 f[N], got[N], want[N];
+	fe64 u[N], v[N], r[N], c[N], wr[N], wc[N];
 	for (int rep = 0; rep < 200; rep++) {
-		for (int i = 0; i < N; i++)
-			rand_fe64(&f[i]);
-		if (rep == 0) /* the extremes, in order */
+		for (int i = 0; i < N; i++) {
+			rand_fe64(&u[i]);
+			rand_fe64(&v[i]);
+		}
+		if (rep < 2) /* the extremes, in order, as u then as v */
 			for (size_t i = 0; i < th_weird32_count() && i < N; i++) {
 				uint8_t s[32];
 				th_weird32(s, i);
-				memcpy(f[i].v, s, 32); /* little-endian host */
+				memcpy((rep ? v : u)[i].v, s, 32); /* little-endian host */
 			}
-		msm_pow22523_many_fe64(want, f, N, ops);
+		msm_sqrt_ratio_many_fe64(wr, wc, u, v, N, ops);
 		/* every length, so the padded last group is covered */
 		int n = rep % 2 ? N : (int)th_rand_below(N + 1);
-		msm_pow22523_many_vartime(got, f, n, cpu_fe64());
-		for (int i = 0; i < n; i++)
-			assert_fe64_same(&got[i], &want[i], "msm_pow22523_many_vartime", i);
+		msm_sqrt_ratio_many_vartime(r, c, u, v, n, cpu_fe64());
+		for (int i = 0; i < n; i++) {
+			assert_fe64_same(&r[i], &wr[i], "msm_sqrt_ratio_many_vartime r", i);
+			assert_fe64_same(&c[i], &wc[i], "msm_sqrt_ratio_many_vartime v r^2", i);
+		}
 		if (xn != NULL) {
-			xn(got, f);
-			for (int i = 0; i < MSM_POW_LANES; i++)
-				assert_fe64_same(&got[i], &want[i], "IFMA lanes", i);
-			/* in place */
-			memcpy(got, f, sizeof(fe64) * MSM_POW_LANES);
-			xn(got, got);
-			for (int i = 0; i < MSM_POW_LANES; i++)
-				assert_fe64_same(&got[i], &want[i], "IFMA lanes in place", i);
+			xn(r, c, u, v);
+			for (int i = 0; i < MSM_POW_LANES; i++) {
+				assert_fe64_same(&r[i], &wr[i], "IFMA lanes r", i);
+				assert_fe64_same(&c[i], &wc[i], "IFMA lanes v r^2", i);
+			}
+		}
+		/* the C twin against the same steps on ref51's fe (radix 2^51) */
+		for (int i = 0; i < 4; i++) {
+			uint8_t b[32];
+			fe fu, fv, f3, f7, fr, fc;
+			fe64_tobytes(b, &u[i]);
+			fe_frombytes(&fu, b);
+			fe64_tobytes(b, &v[i]);
+			fe_frombytes(&fv, b);
+			fe_sq_tt(&f3, &fv);
+			fe_mul_ttt(&f3, &f3, &fv);
+			fe_sq_tt(&f7, &f3);
+			fe_mul_ttt(&f7, &f7, &fv);
+			fe_mul_ttt(&f7, &f7, &fu);
+			fe_mul_ttt(&f3, &f3, &fu);
+			fe_pow22523(&fr, &f7);
+			fe_mul_ttt(&fr, &fr, &f3);
+			fe_sq_tt(&fc, &fr);
+			fe_mul_ttt(&fc, &fc, &fv);
+			fe64 g;
+			fe_tobytes(b, &fr);
+			fe64_frombytes(&g, b);
+			assert_fe64_same(&wr[i], &g, "C twin r against fe_pow22523", i);
+			fe_tobytes(b, &fc);
+			fe64_frombytes(&g, b);
+			assert_fe64_same(&wc[i], &g, "C twin v r^2 against fe_pow22523", i);
 		}
 	}
-	/* h^8 f^4 = 1 for f != 0 is not needed: the reference is fe64_pow22523,
-	 * itself tested against fe_pow22523 in tests/asm */
 }
 
 /* the encodings the decoder must agree on */
@@ -711,7 +739,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_choice),
 		cmocka_unit_test(test_backend_batch),
-		cmocka_unit_test(test_pow_lanes),
+		cmocka_unit_test(test_sqrt_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
 		cmocka_unit_test(test_pippenger),

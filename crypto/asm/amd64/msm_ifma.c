@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * msm_ifma.c - batch verification's square-root powers and Straus sum
+ * msm_ifma.c - batch verification's square roots and Straus sum
  * (msm.h) with AVX-512 IFMA, in C with intrinsics (built only when crypto/
  * has the amd64 code; crypto/asm/msm_ifma_none.c otherwise), and their
  * CPUID probes. The Straus sum's C twin is msm_straus_lanes_generic (msm.c).
@@ -240,14 +240,13 @@ static MSMI_TARGET void msmi_store(fe64 *h, const msmi_fe a[MSMI_G])
 		msmi_store1(&h[8 * g], &a[g]);
 }
 
-/* h[i] = f[i]^((p - 5) / 8) = f^(2^252 - 3): the chain of fe64.c's
- * fe64_pow22523 (2^250 - 1, two squarings, times f). */
-static MSMI_TARGET void msmi_pow22523(fe64 h[MSM_POW_LANES], const fe64 f[MSM_POW_LANES])
+/* t = z^((p - 5) / 8) = z^(2^252 - 3): the chain of fe64.c's
+ * fe64_pow22523 (2^250 - 1, two squarings, times z). */
+static MSMI_TARGET void msmi_pow22523(msmi_fe t[MSMI_G], const msmi_fe z[MSMI_G])
 {
-	msmi_fe z[MSMI_G], z2[MSMI_G], z9[MSMI_G], z11[MSMI_G], t[MSMI_G];
+	msmi_fe z2[MSMI_G], z9[MSMI_G], z11[MSMI_G];
 	msmi_fe a5[MSMI_G], a10[MSMI_G], a20[MSMI_G], a50[MSMI_G], a100[MSMI_G];
 
-	msmi_load(z, f);
 	msmi_sq(z2, z);            /* 2 */
 	msmi_sq_n(t, z2, 2);       /* 8 */
 	msmi_mul(z9, t, z);        /* 9 */
@@ -270,7 +269,28 @@ static MSMI_TARGET void msmi_pow22523(fe64 h[MSM_POW_LANES], const fe64 f[MSM_PO
 	msmi_mul(t, t, a50);       /* 2^250 - 2^0 */
 	msmi_sq_n(t, t, 2);        /* 2^252 - 4 */
 	msmi_mul(t, t, z);         /* 2^252 - 3 */
-	msmi_store(h, t);
+}
+
+/* msm.h's msm_sqrt_ratio_lanes_fn: msm_sqrt_ratio_many_fe64's steps (msm.c) */
+static MSMI_TARGET void msmi_sqrt_ratio(fe64 r[MSM_POW_LANES], fe64 check[MSM_POW_LANES],
+                                        const fe64 u[MSM_POW_LANES], const fe64 v[MSM_POW_LANES])
+{
+	msmi_fe U[MSMI_G], V[MSMI_G], v3[MSMI_G], t[MSMI_G], w[MSMI_G];
+
+	msmi_load(U, u);
+	msmi_load(V, v);
+	msmi_sq(t, V);
+	msmi_mul(v3, t, V);        /* v^3 */
+	msmi_sq(t, v3);
+	msmi_mul(t, t, V);         /* v^7 */
+	msmi_mul(t, t, U);         /* u v^7 */
+	msmi_mul(v3, v3, U);       /* u v^3 */
+	msmi_pow22523(w, t);
+	msmi_mul(w, w, v3);        /* r */
+	msmi_store(r, w);
+	msmi_sq(t, w);
+	msmi_mul(t, t, V);         /* v r^2 */
+	msmi_store(check, t);
 }
 
 /* lanes of MSM_POW_LANES fe64 at src[i] + off (bytes) */
@@ -544,9 +564,9 @@ static int msmi_capable(void)
 	return x86_cpu_has(X86_AVX512F | X86_AVX512IFMA, X86_XCR0_ZMM);
 }
 
-msm_pow22523_lanes_fn *msm_pow22523_lanes_probe(void)
+msm_sqrt_ratio_lanes_fn *msm_sqrt_ratio_lanes_probe(void)
 {
-	return msmi_capable() ? msmi_pow22523 : NULL;
+	return msmi_capable() ? msmi_sqrt_ratio : NULL;
 }
 
 msm_straus_lanes_fn *msm_straus_lanes_probe(void)
