@@ -6,10 +6,12 @@
  *
  * Everything here is variable time: public data only (signatures, public
  * keys, challenges, batch coefficients). Nothing allocates: the work space
- * is on the stack (about 1.4 KiB per point of msm_straus_vartime, 175 KiB
- * at MSM_MAX; about 190 bytes per point of msm_pippenger_vartime, 96 KiB at
- * MSM_PIP_MAX; gcc -fstack-usage, x86-64). sigil_ed25519_verify_batch
- * peaks near 210 KiB either way (ed25519.c).
+ * is on the stack (msm_straus_vartime: 175 KiB at MSM_MAX with one
+ * accumulator, 171 KiB in all with the IFMA lanes: the schedule 23 KiB,
+ * then the lanes' table and its making 148 KiB; about 190 bytes per
+ * point of msm_pippenger_vartime, 96 KiB at MSM_PIP_MAX; gcc -fstack-usage,
+ * x86-64). sigil_ed25519_verify_batch peaks near 200 KiB either way
+ * (ed25519.c).
  */
 #ifndef SIGIL_MSM_H
 #define SIGIL_MSM_H
