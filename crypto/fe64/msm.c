@@ -216,10 +216,7 @@ int msm_lanes_schedule(msm_op (*sched)[MSM_LANES], const uint8_t (*a)[32], int n
 	signed char dig[MSM_MAX + 1][WNAF_DIGITS];
 	int nd[MSM_MAX + 1], itop[MSM_MAX + 1], lane[MSM_MAX + 1], order[MSM_MAX + 1];
 	int maxtop = 0, m = n + 1;
-	/* the digits lane by lane, by position: position, op */
-	uint16_t ep[(MSM_MAX + 1) * WNAF_DIGITS];
-	msm_op eo[(MSM_MAX + 1) * WNAF_DIGITS];
-	int fill[MSM_LANES][WNAF_LEN + 1], seg[MSM_LANES + 1];
+	int fill[MSM_LANES][WNAF_LEN + 1];
 
 	for (int i = 0; i < m; i++) {
 		nd[i] = wnaf_vartime(pos[i], dig[i], i < n ? a[i] : b, 5);
@@ -253,41 +250,30 @@ int msm_lanes_schedule(msm_op (*sched)[MSM_LANES], const uint8_t (*a)[32], int n
 			memcpy(lane, try, (size_t)m * sizeof *lane);
 		}
 	}
-	/* each lane's digits sorted by position (counting sort in its segment) */
+	/* lane l's steps, counted from the last back: its digits from position
+	 * 0 up, a doubling after each position below its top, then (before
+	 * its first step) doublings of the identity. So a digit at position p
+	 * with j digits of its lane below p (or at p, written before it) is
+	 * step j + p from the end, and every other step a doubling: fill[l][p]
+	 * counts lane l's digits below p (a counting sort's prefix sums), and
+	 * the digits go straight to their steps. */
 	memset(fill, 0, sizeof fill);
 	for (int i = 0; i < m; i++)
 		for (int k = 0; k < nd[i]; k++)
 			fill[lane[i]][pos[i][k] + 1]++;
-	seg[0] = 0;
-	for (int l = 0; l < MSM_LANES; l++) {
-		int *f = fill[l];
-		f[0] = seg[l];
+	for (int l = 0; l < MSM_LANES; l++)
 		for (int p = 0; p < WNAF_LEN; p++)
-			f[p + 1] += f[p];
-		seg[l + 1] = f[WNAF_LEN];
-	}
+			fill[l][p + 1] += fill[l][p];
+	for (int st = 0; st < steps; st++)
+		for (int l = 0; l < MSM_LANES; l++)
+			sched[st][l] = MSM_OP_DBL;
 	for (int i = 0; i < m; i++) {
-		int *f = fill[lane[i]];
+		int l = lane[i], *f = fill[l];
 		int pt = i < n ? i : MSM_MAX;
 		for (int k = 0; k < nd[i]; k++) {
-			int d = dig[i][k], t = d > 0 ? d : -d;
-			int e = f[pos[i][k]]++;
-			ep[e] = pos[i][k];
-			eo[e] = (msm_op)(2 * MSM_LT_ENTRY(pt, t / 2) + (d < 0));
+			int d = dig[i][k], t = d > 0 ? d : -d, p = pos[i][k];
+			sched[steps - 1 - f[p]++ - p][l] = (msm_op)(2 * MSM_LT_ENTRY(pt, t / 2) + (d < 0));
 		}
-	}
-	/* lane l's steps, written from the last back: its digits from position
-	 * 0 up, a doubling between two positions; before its first step,
-	 * doublings of the identity */
-	for (int l = 0; l < MSM_LANES; l++) {
-		int c = steps - 1, p = 0;
-		for (int e = seg[l]; e < seg[l + 1]; e++) {
-			for (; p < ep[e]; p++)
-				sched[c--][l] = MSM_OP_DBL;
-			sched[c--][l] = eo[e];
-		}
-		for (; c >= 0; c--)
-			sched[c][l] = MSM_OP_DBL;
 	}
 	return steps;
 }
