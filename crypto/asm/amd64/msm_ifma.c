@@ -498,7 +498,9 @@ static MSMI_TARGET void msmi_straus(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, in
 		__m512i op = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)sched[s]));
 		__mmask8 md = _mm512_cmplt_epi64_mask(op, zero);
 		__mmask8 mn = (__mmask8)(_mm512_test_epi64_mask(op, one) & ~md);
-		__m512i idx = _mm512_srli_epi64(_mm512_max_epi64(op, zero), 1);
+		/* a doubling lane reads B's first entry (always made), unused */
+		__m512i idx = _mm512_mask_blend_epi64(md, _mm512_srai_epi64(op, 1),
+		                                      _mm512_set1_epi64(MSM_LT_ENTRY(MSM_MAX, 0)));
 		msmi_fe g[4], ypx, ymx, sxy, dyx, a1, b1, a2, b2, a3, b3, a4, b4, m1, m2, m3, m4;
 		for (int q = 0; q < 4; q++) {
 			__m512i w[4];
