@@ -46,8 +46,8 @@ static void cpu_probe(void)
 	cpu_fe64_impl.fe = cpu_ge64_asm != NULL ? fe : &fe64_ops_generic;
 	cpu_fe64_impl.ge = cpu_ge64_asm != NULL ? ge : &ge64_ops_generic;
 	cpu_fe64_impl.scan = scan != NULL ? scan : ge64_scan_generic;
-	cpu_fe64_impl.pow_lanes = msm_pow22523_lanes_probe();
-	cpu_fe64_impl.om_lanes = msm_odd_multiples_lanes_probe();
+	cpu_fe64_impl.sqrt_lanes = msm_sqrt_ratio_lanes_probe();
+	cpu_fe64_impl.straus_lanes = msm_straus_lanes_probe();
 	/* the IFMA ladder only beside the fe64 assembly: the backend is ref51's
 	 * otherwise (no ADX, or Valgrind) */
 	cpu_fe64_impl.x25519 = cpu_ge64_asm != NULL ? x25519_lanes_probe() : NULL;

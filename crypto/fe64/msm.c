@@ -61,40 +61,62 @@ static void msm_p3_identity(ge64_p3 *p)
 	p->Z.v[0] = 1;
 }
 
-void msm_pow22523_many_fe64(fe64 *h, const fe64 *f, int n, const ge64_ops *ops)
+void msm_sqrt_ratio_many_fe64(fe64 *r, fe64 *check, const fe64 *u, const fe64 *v, int n,
+                              const ge64_ops *ops)
 {
+	const fe64_ops *fo = ops->fe;
+	/* u v^3 in r[], u v^7 in check[]; the powers; then r and check */
+	for (int j = 0; j < n; j++) {
+		fe64 v3, v7;
+		fo->sq(v3.v, v[j].v);
+		fo->mul(v3.v, v3.v, v[j].v); /* v^3 */
+		fo->sq(v7.v, v3.v);
+		fo->mul(v7.v, v7.v, v[j].v); /* v^7 */
+		fo->mul(r[j].v, u[j].v, v3.v);
+		fo->mul(check[j].v, u[j].v, v7.v);
+	}
 	int i = 0;
 	for (; i + 2 <= n; i += 2)
-		fe64_pow22523_2(&h[i], &f[i], ops->fe);
+		fe64_pow22523_2(&check[i], &check[i], fo);
 	if (i < n)
-		fe64_pow22523(&h[i], &f[i], ops->fe);
+		fe64_pow22523(&check[i], &check[i], fo);
+	for (int j = 0; j < n; j++) {
+		fo->mul(r[j].v, r[j].v, check[j].v); /* u v^3 (u v^7)^((p-5)/8) */
+		fo->sq(check[j].v, r[j].v);
+		fo->mul(check[j].v, check[j].v, v[j].v); /* v r^2 */
+	}
 }
 
-void msm_pow22523_many_vartime(fe64 *h, const fe64 *f, int n, const fe64_impl *im)
+void msm_sqrt_ratio_many_vartime(fe64 *r, fe64 *check, const fe64 *u, const fe64 *v, int n,
+                                 const fe64_impl *im)
 {
-	msm_pow22523_lanes_fn *xn = im->pow_lanes;
+	msm_sqrt_ratio_lanes_fn *xn = im->sqrt_lanes;
 	int i = 0;
 	if (xn != NULL) {
 		for (; i + MSM_POW_LANES <= n; i += MSM_POW_LANES)
-			xn(&h[i], &f[i]);
+			xn(&r[i], &check[i], &u[i], &v[i]);
 		if (i < n && n - i >= 3) {
 			/* a short last group: padded with 1 */
-			fe64 in[MSM_POW_LANES], out[MSM_POW_LANES];
-			memset(in, 0, sizeof in);
+			fe64 iu[MSM_POW_LANES], iv[MSM_POW_LANES], or[MSM_POW_LANES], oc[MSM_POW_LANES];
+			memset(iu, 0, sizeof iu);
 			for (int j = 0; j < MSM_POW_LANES; j++)
-				in[j].v[0] = 1;
-			memcpy(in, &f[i], (size_t)(n - i) * sizeof *f);
-			xn(out, in);
-			memcpy(&h[i], out, (size_t)(n - i) * sizeof *h);
+				iu[j].v[0] = 1;
+			memcpy(iv, iu, sizeof iv);
+			memcpy(iu, &u[i], (size_t)(n - i) * sizeof *u);
+			memcpy(iv, &v[i], (size_t)(n - i) * sizeof *v);
+			xn(or, oc, iu, iv);
+			memcpy(&r[i], or, (size_t)(n - i) * sizeof *r);
+			memcpy(&check[i], oc, (size_t)(n - i) * sizeof *check);
 			i = n;
 		}
 	}
-	msm_pow22523_many_fe64(&h[i], &f[i], n - i, im->ge);
+	msm_sqrt_ratio_many_fe64(&r[i], &check[i], &u[i], &v[i], n - i, im->ge);
 }
 
 /* The ZIP215 decoding of ge.c's ge_decode (allow_neg_zero = 1) and
- * fe_sqrt_ratio, on fe64, in three passes: u, v and u v^7 of every
- * encoding; all the powers (u v^7)^((p-5)/8); then the roots. */
+ * fe_sqrt_ratio, on fe64, in three passes: u and v of every encoding; all
+ * the square-root candidates r and v r^2 (msm_sqrt_ratio_many_vartime);
+ * then the roots. */
 void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int n,
                                const fe64_impl *im)
 {
@@ -103,38 +125,29 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 	msm_fe64_from_fe(&d, &ge_d);
 	msm_fe64_from_fe(&sqrtm1, &fe_sqrtm1);
 
-	/* u in P->X, v in P->Z, u v^3 in P->T, u v^7 in w[] */
 	for (int b = 0; b < n; b += 32) {
 		int cnt = n - b < 32 ? n - b : 32;
-		fe64 w[32];
+		fe64 u[32], v[32], rr[32], cc[32];
 		for (int j = 0; j < cnt; j++) {
 			ge64_p3 *p = &P[b + j];
-			fe64 yy, v3, v7;
+			fe64 yy;
 			fe64_frombytes(&p->Y, s[b + j]); /* y, bit 255 ignored */
 			fo->sq(yy.v, p->Y.v);
-			fe64_sub(&p->X, &yy, &one);        /* u = y^2 - 1 */
-			fo->mul(p->Z.v, yy.v, d.v);
-			fe64_add(&p->Z, &p->Z, &one);      /* v = d y^2 + 1 */
-			fo->sq(v3.v, p->Z.v);
-			fo->mul(v3.v, v3.v, p->Z.v);       /* v^3 */
-			fo->sq(v7.v, v3.v);
-			fo->mul(v7.v, v7.v, p->Z.v);       /* v^7 */
-			fo->mul(p->T.v, p->X.v, v3.v);     /* u v^3 */
-			fo->mul(w[j].v, p->X.v, v7.v);     /* u v^7 */
+			fe64_sub(&u[j], &yy, &one);        /* u = y^2 - 1 */
+			fo->mul(v[j].v, yy.v, d.v);
+			fe64_add(&v[j], &v[j], &one);      /* v = d y^2 + 1 */
 		}
-		msm_pow22523_many_vartime(w, w, cnt, im);
+		msm_sqrt_ratio_many_vartime(rr, cc, u, v, cnt, im);
 		for (int j = 0; j < cnt; j++) {
 			ge64_p3 *p = &P[b + j];
-			fe64 r, check, negu, negui, x;
+			fe64 r = rr[j], negu, negui, x;
+			const fe64 check = cc[j];
 			uint8_t rb[32];
-			fo->mul(r.v, p->T.v, w[j].v);        /* r = u v^3 (u v^7)^((p-5)/8) */
-			fo->sq(check.v, r.v);
-			fo->mul(check.v, check.v, p->Z.v); /* v r^2 */
-			msm_fe64_neg(&negu, &p->X);
+			msm_fe64_neg(&negu, &u[j]);
 			fo->mul(negui.v, negu.v, sqrtm1.v);
 			uint8_t cb[32];
 			fe64_tobytes(cb, &check); /* once for the three comparisons */
-			int correct = msm_fe64_equal_bytes(cb, &p->X);
+			int correct = msm_fe64_equal_bytes(cb, &u[j]);
 			int flipped = msm_fe64_equal_bytes(cb, &negu);
 			int flipped_i = msm_fe64_equal_bytes(cb, &negui);
 			if (!(correct | flipped)) { /* u/v is not a square */
@@ -159,15 +172,179 @@ void msm_decode_zip215_vartime(ge64_p3 *P, int *ok, const uint8_t *const *s, int
 	}
 }
 
-void msm_odd_multiples_fe64(ge64_cached out[8], const ge64_p3 *p, const ge64_ops *ops)
+/* The lanes of the items (msm_lanes_schedule) with k of them kept for the
+ * short items, and the steps that takes: the items in the order given,
+ * each to the lane whose steps (doublings up to its top position, then one
+ * per digit) it makes fewest. */
+static int msm_lanes_deal(int *lane, const int *order, int m, const int *nd, const int *itop,
+                          int maxtop, int k)
 {
-	fe64 d2;
-	msm_fe64_from_fe(&d2, &ge_d2);
-	ge64_odd_multiples_vartime(out, p, &d2, ops);
+	int top[MSM_LANES], load[MSM_LANES], steps = 0;
+	for (int l = 0; l < MSM_LANES; l++) {
+		top[l] = 0;
+		load[l] = 0;
+	}
+	for (int o = 0; o < m; o++) {
+		int i = order[o], best = -1, bc = 0;
+		if (nd[i] == 0) {
+			lane[i] = 0;
+			continue;
+		}
+		/* 64 positions below the longest: a batch coefficient's */
+		for (int l = itop[i] + 64 <= maxtop ? 0 : k; l < MSM_LANES; l++) {
+			int c = (top[l] > itop[i] ? top[l] : itop[i]) + load[l] + nd[i];
+			if (best < 0 || c < bc) {
+				best = l;
+				bc = c;
+			}
+		}
+		lane[i] = best;
+		if (itop[i] > top[best])
+			top[best] = itop[i];
+		load[best] += nd[i];
+		if (bc > steps)
+			steps = bc;
+	}
+	return steps;
 }
 
-void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
-                        const uint8_t b[32], const fe64_impl *im)
+int msm_lanes_schedule(msm_op (*sched)[MSM_LANES], const uint8_t (*a)[32], int n,
+                       const uint8_t b[32])
+{
+	/* item i < n: a_i P_i; item n: b B (table point MSM_MAX) */
+	uint16_t pos[MSM_MAX + 1][WNAF_DIGITS];
+	signed char dig[MSM_MAX + 1][WNAF_DIGITS];
+	int nd[MSM_MAX + 1], itop[MSM_MAX + 1], lane[MSM_MAX + 1], order[MSM_MAX + 1];
+	int maxtop = 0, m = n + 1;
+	int fill[MSM_LANES][WNAF_LEN + 1];
+
+	for (int i = 0; i < m; i++) {
+		nd[i] = wnaf_vartime(pos[i], dig[i], i < n ? a[i] : b, 5);
+		itop[i] = nd[i] > 0 ? pos[i][nd[i] - 1] : 0;
+		if (itop[i] > maxtop)
+			maxtop = itop[i];
+	}
+	/* the order: by the steps an item takes alone (top + digits), most first */
+	{
+		enum { KEYS = WNAF_LEN + WNAF_DIGITS };
+		int first[KEYS + 1], o = 0;
+		memset(first, 0, sizeof first);
+		for (int i = 0; i < m; i++)
+			first[itop[i] + nd[i]]++;
+		for (int c = KEYS; c >= 0; c--) {
+			int t = first[c];
+			first[c] = o;
+			o += t;
+		}
+		for (int i = 0; i < m; i++)
+			order[first[itop[i] + nd[i]]++] = i;
+	}
+	/* k lanes kept for the short items (the 128-bit coefficients of the
+	 * R_i need 128 doublings, not 253): the best k of 0 to 3 */
+	int steps = -1;
+	for (int k = 0; k < 4; k++) {
+		int try[MSM_MAX + 1];
+		int st = msm_lanes_deal(try, order, m, nd, itop, maxtop, k);
+		if (steps < 0 || st < steps) {
+			steps = st;
+			memcpy(lane, try, (size_t)m * sizeof *lane);
+		}
+	}
+	/* lane l's steps, counted from the last back: its digits from position
+	 * 0 up, a doubling after each position below its top, then (before
+	 * its first step) doublings of the identity. So a digit at position p
+	 * with j digits of its lane below p (or at p, written before it) is
+	 * step j + p from the end, and every other step a doubling: fill[l][p]
+	 * counts lane l's digits below p (a counting sort's prefix sums), and
+	 * the digits go straight to their steps. */
+	memset(fill, 0, sizeof fill);
+	for (int i = 0; i < m; i++)
+		for (int k = 0; k < nd[i]; k++)
+			fill[lane[i]][pos[i][k] + 1]++;
+	for (int l = 0; l < MSM_LANES; l++)
+		for (int p = 0; p < WNAF_LEN; p++)
+			fill[l][p + 1] += fill[l][p];
+	for (int st = 0; st < steps; st++)
+		for (int l = 0; l < MSM_LANES; l++)
+			sched[st][l] = MSM_OP_DBL;
+	for (int i = 0; i < m; i++) {
+		int l = lane[i], *f = fill[l];
+		int pt = i < n ? i : MSM_MAX;
+		for (int k = 0; k < nd[i]; k++) {
+			int d = dig[i][k], t = d > 0 ? d : -d, p = pos[i][k];
+			sched[steps - 1 - f[p]++ - p][l] = (msm_op)(2 * MSM_LT_ENTRY(pt, t / 2) + (d < 0));
+		}
+	}
+	return steps;
+}
+
+void msm_straus_lanes_generic(ge64_p3 acc[MSM_LANES], const ge64_p3 *P, int n,
+                              const ge64_precomp bt[8], const msm_op (*sched)[MSM_LANES],
+                              int steps, const fe64 *d2, const ge64_ops *ops)
+{
+	ge64_cached tab[MSM_MAX + 1][8];
+	for (int i = 0; i < n; i++)
+		ge64_odd_multiples_vartime(tab[i], &P[i], d2, ops);
+	for (int j = 0; j < 8; j++) {
+		tab[MSM_MAX][j].YplusX = bt[j].yplusx;
+		tab[MSM_MAX][j].YminusX = bt[j].yminusx;
+		memset(&tab[MSM_MAX][j].Z, 0, sizeof(fe64));
+		tab[MSM_MAX][j].Z.v[0] = 1;
+		tab[MSM_MAX][j].T2d = bt[j].xy2d;
+	}
+	for (int l = 0; l < MSM_LANES; l++) {
+		ge64_p1p1 t;
+		msm_p3_identity(&acc[l]);
+		for (int s = 0; s < steps; s++) {
+			int op = sched[s][l];
+			if (op == MSM_OP_DBL) {
+				ge64_p2 q = { acc[l].X, acc[l].Y, acc[l].Z };
+				ops->p2_dbl(&t, &q);
+			} else {
+				int e = op >> 1;
+				const ge64_cached *c = &tab[e % (MSM_MAX + 1)][e / (MSM_MAX + 1)];
+				if (op & 1)
+					ops->sub(&t, &acc[l], c);
+				else
+					ops->add(&t, &acc[l], c);
+			}
+			ops->p1p1_to_p3(&acc[l], &t);
+		}
+	}
+}
+
+/* acc += q, both p3 */
+static void msm_p3_add(ge64_p3 *acc, const ge64_p3 *q, const fe64 *d2, const ge64_ops *ops)
+{
+	ge64_cached c;
+	ge64_p1p1 t;
+	ge64_p3_to_cached(&c, q, d2, ops);
+	ops->add(&t, acc, &c);
+	ops->p1p1_to_p3(acc, &t);
+}
+
+/* msm_straus_vartime with im->straus_lanes: the schedule, the lanes, the
+ * sum of the lanes' sums (its own frame: the lanes' tables are on the
+ * stack of the lanes routine, not beside the C tables) */
+__attribute__((noinline)) static void msm_straus_lanes(ge64_p3 *r, const uint8_t (*a)[32],
+                                                     const ge64_p3 *P, int n,
+                                                     const uint8_t b[32], const fe64 *d2,
+                                                     const fe64_impl *im)
+{
+	msm_op sched[MSM_STEPS_MAX][MSM_LANES];
+	ge64_p3 acc[MSM_LANES];
+	int steps = msm_lanes_schedule(sched, a, n, b);
+	im->straus_lanes(acc, P, n, ge64_bi8, (const msm_op (*)[MSM_LANES])sched, steps, d2);
+	*r = acc[0];
+	for (int l = 1; l < MSM_LANES; l++)
+		msm_p3_add(r, &acc[l], d2, im->ge);
+}
+
+/* msm_straus_vartime without lanes: one accumulator, every point's digits
+ * at their position after the shared doubling */
+__attribute__((noinline)) static void msm_straus_c(ge64_p3 *r, const uint8_t (*a)[32],
+                                                 const ge64_p3 *P, int n, const uint8_t b[32],
+                                                 const fe64 *d2p, const fe64_impl *im)
 {
 	const ge64_ops *ops = im->ge;
 	uint16_t pos[MSM_MAX][WNAF_DIGITS], bpos[WNAF_DIGITS];
@@ -177,17 +354,12 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 	uint8_t ej[MSM_MAX * WNAF_DIGITS];
 	signed char ed[MSM_MAX * WNAF_DIGITS];
 	ge64_cached tab[MSM_MAX][8];
-	fe64 d2;
+	const fe64 d2 = *d2p;
 	ge64_p1p1 t;
 	ge64_p3 u;
 	ge64_p2 acc;
 	int top = -1;
 
-	if (n < 0)
-		n = 0;
-	if (n > MSM_MAX)
-		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
-	msm_fe64_from_fe(&d2, &ge_d2);
 	memset(bnaf, 0, sizeof bnaf);
 	int nb = wnaf_vartime(bpos, bdig, b, 8);
 	for (int k = 0; k < nb; k++)
@@ -195,12 +367,6 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 	if (nb > 0)
 		top = bpos[nb - 1];
 	memset(start, 0, sizeof start);
-	/* the tables: MSM_POW_LANES points at a time with IFMA */
-	msm_odd_multiples_lanes_fn *om = im->om_lanes;
-	int jl = 0;
-	if (om != NULL)
-		for (; jl + MSM_POW_LANES <= n; jl += MSM_POW_LANES)
-			om(&tab[jl], &P[jl], &d2);
 	for (int j = 0; j < n; j++) {
 		nd[j] = wnaf_vartime(pos[j], dig[j], a[j], 5);
 		if (nd[j] == 0)
@@ -209,8 +375,7 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 			top = pos[j][nd[j] - 1];
 		for (int k = 0; k < nd[j]; k++)
 			start[pos[j][k] + 1]++;
-		if (j >= jl)
-			ge64_odd_multiples_vartime(tab[j], &P[j], &d2, ops);
+		ge64_odd_multiples_vartime(tab[j], &P[j], &d2, ops);
 	}
 	for (int i = 0; i < 257; i++)
 		start[i + 1] += start[i];
@@ -265,6 +430,21 @@ void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, in
 	if (pending)
 		ops->p1p1_to_p3(&u, &t);
 	*r = u;
+}
+
+void msm_straus_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,
+                        const uint8_t b[32], const fe64_impl *im)
+{
+	fe64 d2;
+	if (n < 0)
+		n = 0;
+	if (n > MSM_MAX)
+		n = MSM_MAX; /* the caller's bug; never reached from ed25519.c */
+	msm_fe64_from_fe(&d2, &ge_d2);
+	if (im->straus_lanes != NULL)
+		msm_straus_lanes(r, a, P, n, b, &d2, im);
+	else
+		msm_straus_c(r, a, P, n, b, &d2, im);
 }
 
 int msm_is_small_order_vartime(const ge64_p3 *p, const ge64_ops *ops)
@@ -342,16 +522,6 @@ static void msm_p3_to_precomp(ge64_precomp *r, const ge64_p3 *p, const fe64 *d2,
 	fe64_sub(&r->yminusx, &y, &x);
 	ops->fe->mul(t.v, x.v, y.v);
 	ops->fe->mul(r->xy2d.v, t.v, d2->v);
-}
-
-/* acc += q, both p3 */
-static void msm_p3_add(ge64_p3 *acc, const ge64_p3 *q, const fe64 *d2, const ge64_ops *ops)
-{
-	ge64_cached c;
-	ge64_p1p1 t;
-	ge64_p3_to_cached(&c, q, d2, ops);
-	ops->add(&t, acc, &c);
-	ops->p1p1_to_p3(acc, &t);
 }
 
 void msm_pippenger_vartime(ge64_p3 *r, const uint8_t (*a)[32], const ge64_p3 *P, int n,

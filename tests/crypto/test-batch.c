@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-batch.c - the point work of batch verification (crypto/msm.c):
- * - the many-lane square-root power (AVX-512 IFMA, crypto/asm/amd64/
- *   msm_ifma.c) against fe64_pow22523, on random and extreme inputs
+ * - the many-lane square-root candidates (AVX-512 IFMA, crypto/asm/amd64/
+ *   msm_ifma.c) against their C twin and fe_pow22523, on random and
+ *   extreme inputs
  *   (0, 1, p - 1, p, p + 1, 2^255 - 1, 2^256 - 1, all-ones limbs, ...),
  *   and the dispatch: a CPU with AVX-512 IFMA in a build with the amd64
  *   code must get the IFMA routine;
@@ -12,10 +13,13 @@
  * - msm_straus_vartime against sums of ge_multi_scalarmult_vartime, for n
  *   around the sizes the code treats apart (0, 1, a lane group, MSM_MAX),
  *   with 128-bit, 256-bit, zero and extreme scalars, duplicate points,
- *   small-order points and the identity;
+ *   small-order points and the identity, with the IFMA lanes (where the
+ *   CPU has them) and with one accumulator;
  * - msm_pippenger_vartime the same way, for n up to MSM_PIP_MAX, with
  *   1, L - 1, 2^128 - 1 scalars and points with Z != 1;
- * - the IFMA tables of odd multiples against the C ones;
+ * - the IFMA lanes' Straus (msm_ifma.c: its odd-multiple tables and
+ *   steps) against its C twin lane by lane, and the lanes' schedule
+ *   (msm_lanes_schedule) against the reference sum;
  * - msm_is_small_order_vartime against ge_is_small_order.
  * Batch verification as a whole (against single verification) is tested in
  * test-ed25519.c.
@@ -37,6 +41,7 @@
 #include "ref51/ge.h"
 #include "fe64/ge64.h"
 #include "fe64/msm.h"
+#include "fe64/ge64_table.h"
 #include "sc.h"
 
 /* 1 if the CPU and the OS run AVX-512 F + IFMA (asked here, not of the
@@ -59,6 +64,17 @@ static int cpu_has_ifma(void)
 #else
 	return 0;
 #endif
+}
+
+/* An IFMA routine cpu.c found: there iff the build has the amd64 code (and
+ * the CPU ADX: fe64_ops_asm_probe answers) and the CPU IFMA; never without
+ * IFMA. */
+static void expect_ifma_probe(const void *fn)
+{
+	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
+		assert_non_null(fn);
+	if (!cpu_has_ifma())
+		assert_null(fn);
 }
 
 static void rand_fe64(fe64 *f)
@@ -98,49 +114,73 @@ static void assert_fe64_same(const fe64 *a, const fe64 *b, const char *what, int
 	}
 }
 
-static void test_pow_lanes(void **state)
+/* The square-root candidates r = u v^3 (u v^7)^((p-5)/8) and v r^2: the
+ * IFMA lanes against their C twin msm_sqrt_ratio_many_fe64, and the C twin
+ * against the same steps on ref51's fe (fe_pow22523) */
+static void test_sqrt_lanes(void **state)
 {
 	(void)state;
-	th_rng_reset("batch-pow");
+	th_rng_reset("batch-sqrt");
 	const ge64_ops *ops = cpu_fe64()->ge;
-	msm_pow22523_lanes_fn *xn = cpu_fe64()->pow_lanes;
-	/* the build has the amd64 code (and the CPU ADX) iff fe64_ops_asm_probe
-	 * answers; with IFMA too, batch verification must use it */
-	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
-		assert_non_null(xn);
-	if (!cpu_has_ifma())
-		assert_null(xn);
+	msm_sqrt_ratio_lanes_fn *xn = cpu_fe64()->sqrt_lanes;
+	/* with IFMA (and the amd64 code), batch verification must use it */
+	expect_ifma_probe((const void *)xn);
 
 	enum { N = 3 * MSM_POW_LANES + 5 };
-	fe64 f[N], got[N], want[N];
+	fe64 u[N], v[N], r[N], c[N], wr[N], wc[N];
 	for (int rep = 0; rep < 200; rep++) {
-		for (int i = 0; i < N; i++)
-			rand_fe64(&f[i]);
-		if (rep == 0) /* the extremes, in order */
+		for (int i = 0; i < N; i++) {
+			rand_fe64(&u[i]);
+			rand_fe64(&v[i]);
+		}
+		if (rep < 2) /* the extremes, in order, as u then as v */
 			for (size_t i = 0; i < th_weird32_count() && i < N; i++) {
 				uint8_t s[32];
 				th_weird32(s, i);
-				memcpy(f[i].v, s, 32); /* little-endian host */
+				memcpy((rep ? v : u)[i].v, s, 32); /* little-endian host */
 			}
-		msm_pow22523_many_fe64(want, f, N, ops);
+		msm_sqrt_ratio_many_fe64(wr, wc, u, v, N, ops);
 		/* every length, so the padded last group is covered */
 		int n = rep % 2 ? N : (int)th_rand_below(N + 1);
-		msm_pow22523_many_vartime(got, f, n, cpu_fe64());
-		for (int i = 0; i < n; i++)
-			assert_fe64_same(&got[i], &want[i], "msm_pow22523_many_vartime", i);
+		msm_sqrt_ratio_many_vartime(r, c, u, v, n, cpu_fe64());
+		for (int i = 0; i < n; i++) {
+			assert_fe64_same(&r[i], &wr[i], "msm_sqrt_ratio_many_vartime r", i);
+			assert_fe64_same(&c[i], &wc[i], "msm_sqrt_ratio_many_vartime v r^2", i);
+		}
 		if (xn != NULL) {
-			xn(got, f);
-			for (int i = 0; i < MSM_POW_LANES; i++)
-				assert_fe64_same(&got[i], &want[i], "IFMA lanes", i);
-			/* in place */
-			memcpy(got, f, sizeof(fe64) * MSM_POW_LANES);
-			xn(got, got);
-			for (int i = 0; i < MSM_POW_LANES; i++)
-				assert_fe64_same(&got[i], &want[i], "IFMA lanes in place", i);
+			xn(r, c, u, v);
+			for (int i = 0; i < MSM_POW_LANES; i++) {
+				assert_fe64_same(&r[i], &wr[i], "IFMA lanes r", i);
+				assert_fe64_same(&c[i], &wc[i], "IFMA lanes v r^2", i);
+			}
+		}
+		/* the C twin against the same steps on ref51's fe (radix 2^51) */
+		for (int i = 0; i < 4; i++) {
+			uint8_t b[32];
+			fe fu, fv, f3, f7, fr, fc;
+			fe64_tobytes(b, &u[i]);
+			fe_frombytes(&fu, b);
+			fe64_tobytes(b, &v[i]);
+			fe_frombytes(&fv, b);
+			fe_sq_tt(&f3, &fv);
+			fe_mul_ttt(&f3, &f3, &fv);
+			fe_sq_tt(&f7, &f3);
+			fe_mul_ttt(&f7, &f7, &fv);
+			fe_mul_ttt(&f7, &f7, &fu);
+			fe_mul_ttt(&f3, &f3, &fu);
+			fe_pow22523(&fr, &f7);
+			fe_mul_ttt(&fr, &fr, &f3);
+			fe_sq_tt(&fc, &fr);
+			fe_mul_ttt(&fc, &fc, &fv);
+			fe64 g;
+			fe_tobytes(b, &fr);
+			fe64_frombytes(&g, b);
+			assert_fe64_same(&wr[i], &g, "C twin r against fe_pow22523", i);
+			fe_tobytes(b, &fc);
+			fe64_frombytes(&g, b);
+			assert_fe64_same(&wc[i], &g, "C twin v r^2 against fe_pow22523", i);
 		}
 	}
-	/* h^8 f^4 = 1 for f != 0 is not needed: the reference is fe64_pow22523,
-	 * itself tested against fe_pow22523 in tests/asm */
 }
 
 /* the encodings the decoder must agree on */
@@ -346,11 +386,16 @@ static void rand_point(ge_p3 *P, const ge_p3 *pool, int npool)
 	}
 }
 
+/* msm_straus_vartime on cpu.c's parts (the IFMA lanes where the CPU has
+ * them) and without lanes (one accumulator) */
 static void test_straus(void **state)
 {
 	(void)state;
 	th_rng_reset("batch-straus");
 	const ge64_ops *ops = cpu_fe64()->ge;
+	fe64_impl nolanes = *cpu_fe64();
+	nolanes.straus_lanes = NULL;
+	const fe64_impl *impls[2] = { cpu_fe64(), &nolanes };
 	static uint8_t a[MSM_MAX][32];
 	static ge_p3 P[MSM_MAX];
 	static ge64_p3 P64[MSM_MAX];
@@ -368,11 +413,13 @@ static void test_straus(void **state)
 				p3_to_ge64(&P64[i], &P[i]);
 			}
 			rand_scalar(b);
-			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, cpu_fe64());
+			const fe64_impl *im = impls[rep & 1];
+			msm_straus_vartime(&R, (const uint8_t (*)[32])a, P64, n, b, im);
 			ge64_to_bytes(got, &R);
 			reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
 			if (memcmp(got, want, 32) != 0)
-				fail_msg("msm_straus_vartime, n = %d, rep %d: wrong sum", n, rep);
+				fail_msg("msm_straus_vartime (%s), n = %d, rep %d: wrong sum",
+				         im->straus_lanes != NULL ? "lanes" : "one accumulator", n, rep);
 			/* [8] of the result: small order iff ge.c says so */
 			ge_p3 Q;
 			assert_int_equal(ge_frombytes_zip215(&Q, want), 0);
@@ -457,59 +504,93 @@ static void test_pippenger(void **state)
 	assert_memory_equal(got, id, 32);
 }
 
-/* The IFMA tables of (2j + 1) P against the C ones (same formulas, so the
- * same projective coordinates mod p), on random, small-order and identity
- * points and on coordinates given in extreme limbs (X + p, Y + 2p, ...). */
-static void test_odd_multiples_lanes(void **state)
+/* The IFMA lanes' Straus against its C twin, lane by lane (the same sums as
+ * group elements), on the schedules of random scalars (msm_lanes_schedule)
+ * and on made-up ones: every entry added and subtracted, runs of doublings,
+ * the identity and small-order points among the P_i; and the schedule's
+ * lanes summed against the reference sum. */
+static void test_straus_lanes(void **state)
 {
 	(void)state;
-	th_rng_reset("batch-odd-multiples");
+	th_rng_reset("batch-straus-lanes");
 	const ge64_ops *ops = cpu_fe64()->ge;
-	msm_odd_multiples_lanes_fn *om = cpu_fe64()->om_lanes;
-	if (fe64_ops_asm_probe() != NULL && cpu_has_ifma())
-		assert_non_null(om);
-	if (!cpu_has_ifma())
-		assert_null(om);
-	if (om == NULL) {
-		/* no IFMA code in this build (-Dasm=disabled, not amd64) or no
-		 * IFMA on this CPU: the C tables are what msm_straus_vartime
-		 * runs, and test_straus checks them */
-		print_message("# no IFMA tables here (build or CPU): the C tables are checked by test_straus\n");
-		assert_true(fe64_ops_asm_probe() == NULL || !cpu_has_ifma());
-		return;
-	}
+	msm_straus_lanes_fn *sl = cpu_fe64()->straus_lanes;
+	expect_ifma_probe((const void *)sl);
 	fe64 d2;
-	uint8_t s[32];
-	fe_tobytes(s, &ge_d2);
-	fe64_frombytes(&d2, s);
-	static ge64_cached got[MSM_POW_LANES][8], want[8];
-	ge64_p3 P[MSM_POW_LANES];
-	ge_p3 Q[MSM_POW_LANES];
-	for (int rep = 0; rep < 30; rep++) {
-		for (int i = 0; i < MSM_POW_LANES; i++) {
-			rand_point(&Q[i], Q, i);
-			p3_to_ge64(&P[i], &Q[i]);
-			if (th_rand_below(3) == 0) {
-				/* the same point with coordinates + p (still < 2^256) */
-				static const uint64_t p64[4] = { 0xffffffffffffffed, ~(uint64_t)0, ~(uint64_t)0,
-					                         0x7fffffffffffffff };
-				fe64 *c = th_rand_below(2) ? &P[i].X : &P[i].Y;
-				fe64 pp = { { p64[0], p64[1], p64[2], p64[3] } };
-				if (c->v[3] < 0x7fffffffffffffff)
-					fe64_add(c, c, &pp); /* the same value mod p */
+	fe64_from_fe_t(&d2, &ge_d2);
+	static uint8_t a[MSM_MAX][32];
+	static ge_p3 P[MSM_MAX];
+	static ge64_p3 P64[MSM_MAX];
+	static msm_op sched[MSM_STEPS_MAX][MSM_LANES];
+	static const int sizes[] = { 0, 1, 7, 8, 9, 16, 17, 64, 100, MSM_MAX };
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+		int n = sizes[si];
+		for (int rep = 0; rep < 4; rep++) {
+			uint8_t b[32], got[32], want[32];
+			ge64_p3 lg[MSM_LANES], lw[MSM_LANES];
+			for (int i = 0; i < n; i++) {
+				rand_scalar(a[i]);
+				rand_point(&P[i], P, i);
+				p3_to_ge64(&P64[i], &P[i]);
+				if (th_rand_below(3) == 0) {
+					/* the same point with X or Y + p (still < 2^256):
+					 * extreme limbs for the tables' conversion */
+					static const fe64 p64 = { { 0xffffffffffffffed, ~(uint64_t)0, ~(uint64_t)0,
+						                    0x7fffffffffffffff } };
+					fe64 *c = th_rand_below(2) ? &P64[i].X : &P64[i].Y;
+					if (c->v[3] < 0x7fffffffffffffff)
+						fe64_add(c, c, &p64);
+				}
 			}
-		}
-		om(got, P, &d2);
-		for (int i = 0; i < MSM_POW_LANES; i++) {
-			msm_odd_multiples_fe64(want, &P[i], ops);
-			for (int j = 0; j < 8; j++) {
-				assert_fe64_same(&got[i][j].YplusX, &want[j].YplusX, "Y + X", 8 * i + j);
-				assert_fe64_same(&got[i][j].YminusX, &want[j].YminusX, "Y - X", 8 * i + j);
-				assert_fe64_same(&got[i][j].Z, &want[j].Z, "Z", 8 * i + j);
-				assert_fe64_same(&got[i][j].T2d, &want[j].T2d, "2dT", 8 * i + j);
+			rand_scalar(b);
+			int steps;
+			if (rep < 2) {
+				steps = msm_lanes_schedule(sched, (const uint8_t (*)[32])a, n, b);
+				assert_true(steps >= 0 && steps <= MSM_STEPS_MAX);
+			} else {
+				/* made up: each lane walks the entries (of its own
+				 * points and B's) with both signs, a doubling after
+				 * every few */
+				steps = 200 + (int)th_rand_below(100);
+				for (int st = 0; st < steps; st++)
+					for (int l = 0; l < MSM_LANES; l++) {
+						int i = n > 0 ? (st + 3 * l) % (n + 1) : 0;
+						if (i == n)
+							i = MSM_MAX;
+						int op = 2 * MSM_LT_ENTRY(i, (st + l) % 8) + ((st >> 3) & 1);
+						sched[st][l] = th_rand_below(4) == 0 ? MSM_OP_DBL : (msm_op)op;
+					}
+			}
+			msm_straus_lanes_generic(lw, P64, n, ge64_bi8, (const msm_op (*)[MSM_LANES])sched,
+			                         steps, &d2, ops);
+			if (rep < 2) {
+				/* the lanes' sums add up to the sum */
+				ge64_p3 S = lw[0];
+				for (int l = 1; l < MSM_LANES; l++) {
+					ge64_cached c;
+					ge64_p1p1 t;
+					ge64_p3_to_cached(&c, &lw[l], &d2, ops);
+					ops->add(&t, &S, &c);
+					ops->p1p1_to_p3(&S, &t);
+				}
+				ge64_to_bytes(got, &S);
+				reference_msm(want, (const uint8_t (*)[32])a, P, n, b);
+				if (memcmp(got, want, 32) != 0)
+					fail_msg("msm_lanes_schedule, n = %d, rep %d: the lanes' sums are wrong", n, rep);
+			}
+			if (sl == NULL)
+				continue;
+			sl(lg, P64, n, ge64_bi8, (const msm_op (*)[MSM_LANES])sched, steps, &d2);
+			for (int l = 0; l < MSM_LANES; l++) {
+				ge64_to_bytes(got, &lg[l]);
+				ge64_to_bytes(want, &lw[l]);
+				if (memcmp(got, want, 32) != 0)
+					fail_msg("IFMA lanes, n = %d, rep %d: lane %d differs from the C twin", n, rep, l);
 			}
 		}
 	}
+	if (sl == NULL)
+		print_message("# no IFMA lanes here (build or CPU): the C twin checked against the reference only\n");
 }
 
 static void test_small_order(void **state)
@@ -658,11 +739,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_choice),
 		cmocka_unit_test(test_backend_batch),
-		cmocka_unit_test(test_pow_lanes),
+		cmocka_unit_test(test_sqrt_lanes),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_straus),
 		cmocka_unit_test(test_pippenger),
-		cmocka_unit_test(test_odd_multiples_lanes),
+		cmocka_unit_test(test_straus_lanes),
 		cmocka_unit_test(test_small_order),
 	};
 	return th_run(tests);
