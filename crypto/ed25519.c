@@ -569,8 +569,9 @@ static int batch_chunk(int *valid, const sigil_ed25519_item *items, size_t n, si
 
 /* A chunk of at most BATCH_CHUNK items, or of at most BATCH_BIG: separate
  * frames of the two sizes (about 5 and 18 KiB; gcc -fstack-usage, x86-64),
- * under the backend's own (the 4 x 64-bit one: 21 KiB + Straus 175 KiB +
- * IFMA tables 12 KiB, or 84 KiB + Pippenger 96 KiB + decoding 10 KiB). */
+ * under the backend's own (the 4 x 64-bit one: 21 KiB + Straus 175 KiB,
+ * or 171 KiB with the IFMA lanes, or 84 KiB + Pippenger 96 KiB + decoding
+ * 10 KiB: fe64/msm.h). */
 __attribute__((noinline)) static int batch_chunk_small(int *valid, const sigil_ed25519_item *items,
                                                       size_t n, size_t base, size_t cnt,
                                                       const backend *be)

@@ -268,8 +268,8 @@ static int b64_batch_core(const fe64_impl *im, int *ok, const uint8_t *const *en
 
 /* Separate frames, so that the stack holds the work space of one size and
  * one of the two multiplications (gcc -fstack-usage, x86-64: 21 KiB
- * + Straus 175 KiB + its IFMA tables 12 KiB, or 84 KiB + Pippenger 96 KiB
- * + decoding 10 KiB). */
+ * + Straus 175 KiB, or 171 KiB in the IFMA lanes, or 84 KiB + Pippenger
+ * 96 KiB + decoding 10 KiB: msm.h). */
 __attribute__((noinline)) static int b64_batch_small(const fe64_impl *im, int *ok,
                                                     const uint8_t *const *enc, int n,
                                                     backend_terms_fn *terms, void *arg)
