@@ -115,10 +115,10 @@ void ge64_scan_asm_scrub(void);
 
 /* h = a B (a[31] <= 127), the point arithmetic done with ops and the row
  * scans with scan: a comb over ge64_comb (ge64_table.h) with signed
- * radix-2^GE64_COMB_W digits, GE64_COMB_DIGITS mixed additions and
- * (GE64_COMB_PASSES - 1) GE64_COMB_W doublings; with the assembly and the
- * AVX2 scan, each addition but the last is ge64_madd_scan_adx with the
- * next row's scan. Constant time: every entry of a row is read (scan),
+ * radix-2^GE64_COMB_W digits: the first entry taken as the start point
+ * (Z = 2), GE64_COMB_DIGITS - 1 mixed additions and (GE64_COMB_PASSES - 1)
+ * GE64_COMB_W doublings; with the assembly and the AVX2 scan, each
+ * addition but the last is ge64_madd_scan_adx with the next row's scan. Constant time: every entry of a row is read (scan),
  * selections by mask. */
 void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                              ge64_scan_fn *scan);
