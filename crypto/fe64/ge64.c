@@ -328,7 +328,7 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
 #pragma weak ge64_scan_avx2
 #pragma weak ge64_madd_scan_adx
 
-_Static_assert(GE64_COMB_N == 32, "ge64_madd_scan_adx scans rows of 32 entries");
+_Static_assert(GE64_COMB_N == 64, "ge64_madd_scan_adx scans rows of 64 entries");
 
 void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
                             ge64_precomp *tnext)

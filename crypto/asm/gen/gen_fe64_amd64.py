@@ -635,7 +635,7 @@ def gen_ge_all(o):
 # rdi, rcx, rsp); ymm0..ymm5 the entries' masks in turn, ymm9 all ones,
 # ymm10 the rank, ymm11..ymm13 the selected xy2d, yplusx, yminusx, ymm14
 # the sign mask, ymm15 |b|. Every entry is read whole whatever b.
-COMB_N = 32
+COMB_N = 64
 MADD_SCAN_FRAME = 32 * 10 + 16  # madd's six temporaries, the p1p1, tnext
 
 
