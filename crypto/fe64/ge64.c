@@ -315,12 +315,17 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
 	}
 }
 
-/* a = sum e[i] 2^(W i); with P = GE64_COMB_PASSES and ge64_comb[r][j - 1]
- * = j 2^(P W r) B, a B = sum_{c < P} 2^(W c) sum_{i = c mod P} e[i]
- * 2^(W (i - c)) B, each term one entry of row i / P: by Horner on c from
- * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
- * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
- * rows). */
+/* a = sum e[i] 2^(W i) and ge64_comb[i][j - 1] = j 2^(W i) B: a B = sum
+ * e[i] 2^(W i) B, each term one entry of row i, DIGITS - 1 mixed additions
+ * after the first term. One pass (GE64_COMB_PASSES = 1): no doubling. The
+ * top digit comes first: it is below 2^(255 - W (DIGITS - 1)) + 1
+ * (a[31] <= 127), so its scan reads only GE64_COMB_TOP_N entries, and it
+ * becomes the start point (ge64_precomp_to_p3); then row 0's scan (the
+ * one other scan not woven into an addition), and the rows upward. */
+#define GE64_COMB_TOP_N (1 << (255 - GE64_COMB_W * (GE64_COMB_DIGITS - 1)))
+_Static_assert(GE64_COMB_PASSES == 1, "the comb has one pass");
+_Static_assert(GE64_COMB_TOP_N <= GE64_COMB_N, "the top digit fits its row");
+
 /* Builds without the amd64 assembly define none of these: weak references
  * (null there), compared with only; ge64_madd_scan_adx is called only when
  * the other two are what ops and scan hold, which such builds never have. */
@@ -365,57 +370,35 @@ static void ge64_comb_p1p1(ge64_p1p1 *r, const uint8_t a[32], const ge64_ops *op
                            ge64_scan_fn *scan)
 {
 	signed char e[GE64_COMB_DIGITS];
-	ge64_p2 s;
 	ge64_p3 H;
 	ge64_precomp t[2];
+	const int top = GE64_COMB_DIGITS - 1;
 	/* the assembly's step with the next row's scan woven in, when ops and
 	 * scan are the assembly's (a public choice of cpu.c) */
 	int woven = ge64_madd_adx != NULL && ops->madd == ge64_madd_adx && scan == ge64_scan_avx2;
 
 	ge64_comb_digits(e, a);
 
-	for (int c = GE64_COMB_PASSES - 1; c >= 0; c--) {
-		int i = c, k = 0;
-		scan(&t[0], ge64_comb[c / GE64_COMB_PASSES], GE64_COMB_N, e[c]);
-		if (c == GE64_COMB_PASSES - 1) { /* the first pass: H = its first entry */
-			ge64_precomp_to_p3(&H, &t[0], ops->fe);
-			i += GE64_COMB_PASSES;
-			if (i < GE64_COMB_DIGITS)
-				scan(&t[1], ge64_comb[i / GE64_COMB_PASSES], GE64_COMB_N, e[i]);
-			k = 1;
-		}
-		for (; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES, k ^= 1) {
-			int j = i + GE64_COMB_PASSES; /* the next digit of the pass */
-			if (woven && j < GE64_COMB_DIGITS) {
-				ge64_madd_scan_adx(&H, ge64_comb[j / GE64_COMB_PASSES], &t[k], e[j],
-				                   &t[k ^ 1]);
+	scan(&t[0], ge64_comb[top], GE64_COMB_TOP_N, e[top]);
+	ge64_precomp_to_p3(&H, &t[0], ops->fe);
+	scan(&t[0], ge64_comb[0], GE64_COMB_N, e[0]);
+	for (int i = 0, k = 0; i < top; i++, k ^= 1) {
+		if (i + 1 < top) {
+			if (woven) {
+				ge64_madd_scan_adx(&H, ge64_comb[i + 1], &t[k], e[i + 1], &t[k ^ 1]);
 				continue;
 			}
 			ops->madd(r, &H, &t[k]);
-			if (j < GE64_COMB_DIGITS)
-				scan(&t[k ^ 1], ge64_comb[j / GE64_COMB_PASSES], GE64_COMB_N, e[j]);
-			if (c == 0 && j >= GE64_COMB_DIGITS)
-				break; /* the result, left in p1p1 */
+			scan(&t[k ^ 1], ge64_comb[i + 1], GE64_COMB_N, e[i + 1]);
 			ops->p1p1_to_p3(&H, r);
+		} else {
+			ops->madd(r, &H, &t[k]); /* the result, left in p1p1 */
 		}
-		if (c == 0)
-			break;
-		/* 2^W H: W doublings */
-		s.X = H.X;
-		s.Y = H.Y;
-		s.Z = H.Z;
-		for (int d = 0; d < GE64_COMB_W - 1; d++) {
-			ops->p2_dbl(r, &s);
-			ops->p1p1_to_p2(&s, r);
-		}
-		ops->p2_dbl(r, &s);
-		ops->p1p1_to_p3(&H, r);
 	}
 
 	if (scan == ge64_scan_avx2)
 		ge64_scan_asm_scrub(); /* the vector registers: the last selected entry */
 	sigil_wipe(e, sizeof e);
-	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(t, sizeof t);
 }
