@@ -706,19 +706,21 @@ def gen_madd_scan(o):
         sc.note("---- p1p1_to_p3: " + comment + " ----")
         BODIES[op](sc, ops2[dst], *[ops2[x] for x in src])
 
-    # weave: one vector instruction after every `step` scalar ones
+    # weave: the vector instructions spread evenly over the scalar ones (with
+    # rows of 64, 328 among 714: a fixed "one after every 2" put them all in
+    # the first 656 and left the last multiplication bare)
     vec = madd_scan_vector_lines()
     nscalar = sum(1 for line in sc.lines if not line.startswith("\t/*") and line.strip())
-    step = nscalar // len(vec)
-    o.note("%d scalar instructions, %d vector ones woven in, one after every %d"
-           % (nscalar, len(vec), step))
+    nvec = len(vec)
+    o.note("%d scalar instructions, %d vector ones woven in evenly (after scalar "
+           "instruction k, up to k %d / %d of them)" % (nscalar, nvec, nvec, nscalar))
     seen = 0
     for line in sc.lines:
         o.lines.append(line)
         if line.startswith("\t/*") or not line.strip():
             continue
         seen += 1
-        if vec and seen % step == 0:
+        while vec and nvec - len(vec) < seen * nvec // nscalar:
             op, args, comment = vec.pop(0)
             o.ins(op, args, comment=comment)
     for op, args, comment in vec:
