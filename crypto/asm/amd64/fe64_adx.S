@@ -6691,17 +6691,17 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	mov	qword ptr [rsp + 304], r10
 	mov	qword ptr [rsp + 312], r11
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3392], ymm5
-	/* ---- p1p1_to_p3: X = X T ---- */
+	/* ---- p1p1_to_p3: T = X Y ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rsp + 192]         /* rdx = f0 */
-	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
+	mulx	r9, r8, qword ptr [rsp + 224]     /* t1:t0 = f0 g0 */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3424], ymm5
-	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
+	mulx	r10, rax, qword ptr [rsp + 232]   /* hi:lo = f0 g1 */
 	add	r9, rax                            /* t1 += lo */
-	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
+	mulx	r11, rax, qword ptr [rsp + 240]   /* hi:lo = f0 g2; t3 = hi */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 37 */
 	adc	r10, rax                           /* t2 += lo + carry */
-	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
+	mulx	r12, rax, qword ptr [rsp + 248]   /* hi:lo = f0 g3; t4 = hi */
 	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r11, rax                           /* t3 += lo + carry */
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
@@ -6710,20 +6710,20 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	mov	rdx, qword ptr [rsp + 200]         /* rdx = f1 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3488], ymm0
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f1 g0 */
 	adcx	r9, rax                           /* t1 += lo */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3520], ymm0
 	adox	r10, rbx                          /* t2 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f1 g1 */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 38 */
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f1 g2 */
 	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3552], ymm1
-	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
+	mulx	r13, rax, qword ptr [rsp + 248]   /* hi:lo = f1 g3; t5 = hi */
 	adcx	r12, rax                          /* t4 += lo */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3584], ymm1
 	adox	r13, rbp                          /* t5 += OF */
@@ -6733,20 +6733,20 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	mov	rdx, qword ptr [rsp + 208]         /* rdx = f2 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 39 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f2 g0 */
 	adcx	r10, rax                          /* t2 += lo */
 	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f2 g1 */
 	adcx	r11, rax                          /* t3 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3648], ymm2
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f2 g2 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3680], ymm2
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3712], ymm2
-	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
+	mulx	r14, rax, qword ptr [rsp + 248]   /* hi:lo = f2 g3; t6 = hi */
 	adcx	r13, rax                          /* t5 += lo */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 40 */
 	adox	r14, rbp                          /* t6 += OF */
@@ -6755,21 +6755,21 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 216]         /* rdx = f3 */
 	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f3 g0 */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3744], ymm3
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3776], ymm3
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f3 g1 */
 	adcx	r12, rax                          /* t4 += lo */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3808], ymm3
 	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f3 g2 */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 41 */
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbx                          /* t6 += hi */
 	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
+	mulx	r15, rax, qword ptr [rsp + 248]   /* hi:lo = f3 g3; t7 = hi */
 	adcx	r14, rax                          /* t6 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3840], ymm4
 	adox	r15, rbp                          /* t7 += OF */
@@ -6812,91 +6812,91 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4064], ymm0
 	add	r8, rax
 	/* h = s */
-	mov	qword ptr [rdi + 0], r8
-	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 96], r8
+	mov	qword ptr [rdi + 104], r9
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4096], ymm0
-	mov	qword ptr [rdi + 16], r10
-	mov	qword ptr [rdi + 24], r11
+	mov	qword ptr [rdi + 112], r10
+	mov	qword ptr [rdi + 120], r11
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 44 */
-	/* ---- p1p1_to_p3: Y = Y Z ---- */
+	/* ---- p1p1_to_p3: X = X T ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rsp + 224]         /* rdx = f0 */
-	mulx	r9, r8, qword ptr [rsp + 256]     /* t1:t0 = f0 g0 */
+	mov	rdx, qword ptr [rsp + 192]         /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
 	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	r10, rax, qword ptr [rsp + 264]   /* hi:lo = f0 g1 */
+	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
 	add	r9, rax                            /* t1 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4128], ymm1
-	mulx	r11, rax, qword ptr [rsp + 272]   /* hi:lo = f0 g2; t3 = hi */
+	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
 	adc	r10, rax                           /* t2 += lo + carry */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4160], ymm1
-	mulx	r12, rax, qword ptr [rsp + 280]   /* hi:lo = f0 g3; t4 = hi */
+	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
 	adc	r11, rax                           /* t3 += lo + carry */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4192], ymm1
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 232]         /* rdx = f1 */
+	mov	rdx, qword ptr [rsp + 200]         /* rdx = f1 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 45 */
-	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f1 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
 	adcx	r9, rax                           /* t1 += lo */
 	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r10, rbx                          /* t2 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f1 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4224], ymm2
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4256], ymm2
-	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f1 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
 	adcx	r11, rax                          /* t3 += lo */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4288], ymm2
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rsp + 280]   /* hi:lo = f1 g3; t5 = hi */
+	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 46 */
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbp                          /* t5 += OF */
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
 	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 240]         /* rdx = f2 */
+	mov	rdx, qword ptr [rsp + 208]         /* rdx = f2 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4320], ymm3
-	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f2 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
 	adcx	r10, rax                          /* t2 += lo */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4352], ymm3
 	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f2 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4384], ymm3
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 47 */
-	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f2 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
 	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	r14, rax, qword ptr [rsp + 280]   /* hi:lo = f2 g3; t6 = hi */
+	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
 	adcx	r13, rax                          /* t5 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4416], ymm4
 	adox	r14, rbp                          /* t6 += OF */
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4448], ymm4
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 248]         /* rdx = f3 */
+	mov	rdx, qword ptr [rsp + 216]         /* rdx = f3 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4480], ymm4
-	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f3 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
 	adcx	r11, rax                          /* t3 += lo */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 48 */
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f3 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
 	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f3 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4512], ymm5
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbx                          /* t6 += hi */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4544], ymm5
-	mulx	r15, rax, qword ptr [rsp + 280]   /* hi:lo = f3 g3; t7 = hi */
+	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
 	adcx	r14, rax                          /* t6 += lo */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4576], ymm5
 	adox	r15, rbp                          /* t7 += OF */
@@ -6939,91 +6939,91 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 51 */
 	add	r8, rax
 	/* h = s */
-	mov	qword ptr [rdi + 32], r8
+	mov	qword ptr [rdi + 0], r8
 	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
-	mov	qword ptr [rdi + 40], r9
-	mov	qword ptr [rdi + 48], r10
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4800], ymm2
-	mov	qword ptr [rdi + 56], r11
-	/* ---- p1p1_to_p3: Z = Z T ---- */
+	mov	qword ptr [rdi + 24], r11
+	/* ---- p1p1_to_p3: Y = Y Z ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rsp + 256]         /* rdx = f0 */
+	mov	rdx, qword ptr [rsp + 224]         /* rdx = f0 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4832], ymm2
-	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
-	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
+	mulx	r9, r8, qword ptr [rsp + 256]     /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsp + 264]   /* hi:lo = f0 g1 */
 	add	r9, rax                            /* t1 += lo */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4864], ymm2
-	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
+	mulx	r11, rax, qword ptr [rsp + 272]   /* hi:lo = f0 g2; t3 = hi */
 	adc	r10, rax                           /* t2 += lo + carry */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 52 */
-	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
+	mulx	r12, rax, qword ptr [rsp + 280]   /* hi:lo = f0 g3; t4 = hi */
 	adc	r11, rax                           /* t3 += lo + carry */
 	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 264]         /* rdx = f1 */
+	mov	rdx, qword ptr [rsp + 232]         /* rdx = f1 */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4896], ymm3
 	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f1 g0 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4928], ymm3
 	adcx	r9, rax                           /* t1 += lo */
 	adox	r10, rbx                          /* t2 += hi */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4960], ymm3
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f1 g1 */
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 53 */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f1 g2 */
 	adcx	r11, rax                          /* t3 += lo */
 	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
+	mulx	r13, rax, qword ptr [rsp + 280]   /* hi:lo = f1 g3; t5 = hi */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4992], ymm4
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbp                          /* t5 += OF */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5024], ymm4
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 272]         /* rdx = f2 */
+	mov	rdx, qword ptr [rsp + 240]         /* rdx = f2 */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5056], ymm4
 	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f2 g0 */
 	adcx	r10, rax                          /* t2 += lo */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 54 */
 	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f2 g1 */
 	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5088], ymm5
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f2 g2 */
 	adcx	r12, rax                          /* t4 += lo */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5120], ymm5
 	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
+	mulx	r14, rax, qword ptr [rsp + 280]   /* hi:lo = f2 g3; t6 = hi */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5152], ymm5
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbp                          /* t6 += OF */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 55 */
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 280]         /* rdx = f3 */
+	mov	rdx, qword ptr [rsp + 248]         /* rdx = f3 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f3 g0 */
 	adcx	r11, rax                          /* t3 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5184], ymm0
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f3 g1 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5216], ymm0
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5248], ymm0
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f3 g2 */
 	adcx	r13, rax                          /* t5 += lo */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 56 */
 	adox	r14, rbx                          /* t6 += hi */
-	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
+	mulx	r15, rax, qword ptr [rsp + 280]   /* hi:lo = f3 g3; t7 = hi */
 	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r14, rax                          /* t6 += lo */
 	adox	r15, rbp                          /* t7 += OF */
@@ -7066,91 +7066,91 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	and	rax, 38                            /* rax = 38 c' */
 	add	r8, rax
 	/* h = s */
-	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 32], r8
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5504], ymm3
-	mov	qword ptr [rdi + 72], r9
-	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5536], ymm3
-	mov	qword ptr [rdi + 88], r11
-	/* ---- p1p1_to_p3: T = X Y ---- */
+	mov	qword ptr [rdi + 56], r11
+	/* ---- p1p1_to_p3: Z = Z T ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rsp + 192]         /* rdx = f0 */
+	mov	rdx, qword ptr [rsp + 256]         /* rdx = f0 */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 59 */
-	mulx	r9, r8, qword ptr [rsp + 224]     /* t1:t0 = f0 g0 */
-	mulx	r10, rax, qword ptr [rsp + 232]   /* hi:lo = f0 g1 */
+	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
 	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	add	r9, rax                            /* t1 += lo */
-	mulx	r11, rax, qword ptr [rsp + 240]   /* hi:lo = f0 g2; t3 = hi */
+	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5568], ymm4
 	adc	r10, rax                           /* t2 += lo + carry */
-	mulx	r12, rax, qword ptr [rsp + 248]   /* hi:lo = f0 g3; t4 = hi */
+	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5600], ymm4
 	adc	r11, rax                           /* t3 += lo + carry */
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 200]         /* rdx = f1 */
+	mov	rdx, qword ptr [rsp + 264]         /* rdx = f1 */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5632], ymm4
 	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f1 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 60 */
 	adcx	r9, rax                           /* t1 += lo */
 	adox	r10, rbx                          /* t2 += hi */
 	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f1 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
 	adcx	r10, rax                          /* t2 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5664], ymm5
 	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f1 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5696], ymm5
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rsp + 248]   /* hi:lo = f1 g3; t5 = hi */
+	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5728], ymm5
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbp                          /* t5 += OF */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 61 */
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 208]         /* rdx = f2 */
+	mov	rdx, qword ptr [rsp + 272]         /* rdx = f2 */
 	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f2 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5760], ymm0
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5792], ymm0
-	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f2 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
 	adcx	r11, rax                          /* t3 += lo */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5824], ymm0
 	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f2 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
 	adcx	r12, rax                          /* t4 += lo */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 62 */
 	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rsp + 248]   /* hi:lo = f2 g3; t6 = hi */
+	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
 	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbp                          /* t6 += OF */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5856], ymm1
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 216]         /* rdx = f3 */
+	mov	rdx, qword ptr [rsp + 280]         /* rdx = f3 */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5888], ymm1
 	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f3 g0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
 	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5920], ymm1
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 63 */
-	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f3 g1 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
 	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f3 g2 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
 	adcx	r13, rax                          /* t5 += lo */
 	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5952], ymm2
 	adox	r14, rbx                          /* t6 += hi */
-	mulx	r15, rax, qword ptr [rsp + 248]   /* hi:lo = f3 g3; t7 = hi */
+	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
 	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5984], ymm2
 	adcx	r14, rax                          /* t6 += lo */
 	adox	r15, rbp                          /* t7 += OF */
@@ -7194,11 +7194,11 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	add	r8, rax
 	vpor	ymm13, ymm13, ymm8
 	/* h = s */
-	mov	qword ptr [rdi + 96], r8
-	mov	qword ptr [rdi + 104], r9
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
 	vpblendvb	ymm7, ymm12, ymm13, ymm14    /* b < 0: yplusx = yminusx */
-	mov	qword ptr [rdi + 112], r10
-	mov	qword ptr [rdi + 120], r11
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
 	vpblendvb	ymm13, ymm13, ymm12, ymm14   /* b < 0: yminusx = yplusx */
 
 	/* tnext: yplusx, yminusx from the vectors; xy2d = b < 0 ? 0 - d : d */

@@ -702,7 +702,10 @@ def gen_madd_scan(o):
     for i, f in enumerate(GE_FIELDS["p1p1"]):
         ops2["r." + f] = arg("rdi", 32 * i)
         ops2["p." + f] = arg("rsp", 192 + 32 * i)
-    for comment, op, dst, *src in routines["ge64_p1p1_to_p3_adx"]:
+    # T = X Y of the p1p1 first: it needs only b - a and b + a, which come
+    # before c; X, Y and Z wait for c (d +- c). The next step's c needs T.
+    to_p3 = sorted(routines["ge64_p1p1_to_p3_adx"], key=lambda x: x[2] != "r.T")
+    for comment, op, dst, *src in to_p3:
         sc.note("---- p1p1_to_p3: " + comment + " ----")
         BODIES[op](sc, ops2[dst], *[ops2[x] for x in src])
 
