@@ -315,12 +315,17 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
 	}
 }
 
-/* a = sum e[i] 2^(W i); with P = GE64_COMB_PASSES and ge64_comb[r][j - 1]
- * = j 2^(P W r) B, a B = sum_{c < P} 2^(W c) sum_{i = c mod P} e[i]
- * 2^(W (i - c)) B, each term one entry of row i / P: by Horner on c from
- * P - 1 down, DIGITS mixed additions and (P - 1) W doublings (P = 2 is
- * ref10's two-pass comb of ge.c; P = 1 needs no doubling but P times the
- * rows). */
+/* a = sum e[i] 2^(W i) and ge64_comb[i][j - 1] = j 2^(W i) B: a B = sum
+ * e[i] 2^(W i) B, each term one entry of row i, DIGITS - 1 mixed additions
+ * after the first term. One pass (GE64_COMB_PASSES = 1): no doubling. The
+ * top digit comes first: it is below 2^(255 - W (DIGITS - 1)) + 1
+ * (a[31] <= 127), so its scan reads only GE64_COMB_TOP_N entries, and it
+ * becomes the start point (ge64_precomp_to_p3); then row 0's scan (the
+ * one other scan not woven into an addition), and the rows upward. */
+#define GE64_COMB_TOP_N (1 << (255 - GE64_COMB_W * (GE64_COMB_DIGITS - 1)))
+_Static_assert(GE64_COMB_PASSES == 1, "the comb has one pass");
+_Static_assert(GE64_COMB_TOP_N <= GE64_COMB_N, "the top digit fits its row");
+
 /* Builds without the amd64 assembly define none of these: weak references
  * (null there), compared with only; ge64_madd_scan_adx is called only when
  * the other two are what ops and scan hold, which such builds never have. */
@@ -328,7 +333,7 @@ static void ge64_comb_digits(signed char e[GE64_COMB_DIGITS], const uint8_t a[32
 #pragma weak ge64_scan_avx2
 #pragma weak ge64_madd_scan_adx
 
-_Static_assert(GE64_COMB_N == 32, "ge64_madd_scan_adx scans rows of 32 entries");
+_Static_assert(GE64_COMB_N == 64, "ge64_madd_scan_adx scans rows of 64 entries");
 
 void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b,
                             ge64_precomp *tnext)
@@ -340,59 +345,71 @@ void ge64_madd_scan_generic(ge64_p3 *h, const ge64_precomp *row, const ge64_prec
 	sigil_wipe(&r, sizeof r);
 }
 
-void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
-                             ge64_scan_fn *scan)
+/* 1/d in radix 2^64 (d = -121665/121666, RFC 8032 5.1), canonical:
+ * T = 2xy of a comb entry from its 2dxy (ge64_precomp_to_p3). */
+static const fe64 ge64_dinv = { { 0x25e0f276cdc9f843, 0x0b5dd6984279542e, 0x2b162114cdb9cf66,
+                                  0x40907ed214d5ce43 } };
+
+/* h = the entry t (y + x, y - x, 2dxy) as a p3 point with Z = 2: (2x, 2y,
+ * 2, 2xy), the first addition of the comb to the identity replaced by two
+ * subtractions and one product. */
+static void ge64_precomp_to_p3(ge64_p3 *h, const ge64_precomp *t, const fe64_ops *fe)
+{
+	fe64_sub(&h->X, &t->yplusx, &t->yminusx);
+	fe64_add(&h->Y, &t->yplusx, &t->yminusx);
+	memset(&h->Z, 0, sizeof h->Z);
+	h->Z.v[0] = 2;
+	fe->mul(h->T.v, t->xy2d.v, ge64_dinv.v);
+}
+
+/* r = a B as the p1p1 result of the comb's last addition (the callers
+ * convert only what they need: ge64_scalarmult_base_p3, ge64_base_encode,
+ * ge64_base_mont_u). The first pass starts from its first entry
+ * (ge64_precomp_to_p3), not from the identity. */
+static void ge64_comb_p1p1(ge64_p1p1 *r, const uint8_t a[32], const ge64_ops *ops,
+                           ge64_scan_fn *scan)
 {
 	signed char e[GE64_COMB_DIGITS];
-	ge64_p1p1 r;
-	ge64_p2 s;
 	ge64_p3 H;
 	ge64_precomp t[2];
+	const int top = GE64_COMB_DIGITS - 1;
 	/* the assembly's step with the next row's scan woven in, when ops and
 	 * scan are the assembly's (a public choice of cpu.c) */
 	int woven = ge64_madd_adx != NULL && ops->madd == ge64_madd_adx && scan == ge64_scan_avx2;
 
 	ge64_comb_digits(e, a);
 
-	memset(&H, 0, sizeof H); /* the identity (0 : 1 : 1 : 0) */
-	H.Y.v[0] = 1;
-	H.Z.v[0] = 1;
-	for (int c = GE64_COMB_PASSES - 1; c >= 0; c--) {
-		scan(&t[0], ge64_comb[c / GE64_COMB_PASSES], GE64_COMB_N, e[c]);
-		for (int i = c, k = 0; i < GE64_COMB_DIGITS; i += GE64_COMB_PASSES, k ^= 1) {
-			int j = i + GE64_COMB_PASSES; /* the next digit of the pass */
-			if (woven && j < GE64_COMB_DIGITS) {
-				ge64_madd_scan_adx(&H, ge64_comb[j / GE64_COMB_PASSES], &t[k], e[j],
-				                   &t[k ^ 1]);
+	scan(&t[0], ge64_comb[top], GE64_COMB_TOP_N, e[top]);
+	ge64_precomp_to_p3(&H, &t[0], ops->fe);
+	scan(&t[0], ge64_comb[0], GE64_COMB_N, e[0]);
+	for (int i = 0, k = 0; i < top; i++, k ^= 1) {
+		if (i + 1 < top) {
+			if (woven) {
+				ge64_madd_scan_adx(&H, ge64_comb[i + 1], &t[k], e[i + 1], &t[k ^ 1]);
 				continue;
 			}
-			ops->madd(&r, &H, &t[k]);
-			if (j < GE64_COMB_DIGITS)
-				scan(&t[k ^ 1], ge64_comb[j / GE64_COMB_PASSES], GE64_COMB_N, e[j]);
-			ops->p1p1_to_p3(&H, &r);
+			ops->madd(r, &H, &t[k]);
+			scan(&t[k ^ 1], ge64_comb[i + 1], GE64_COMB_N, e[i + 1]);
+			ops->p1p1_to_p3(&H, r);
+		} else {
+			ops->madd(r, &H, &t[k]); /* the result, left in p1p1 */
 		}
-		if (c == 0)
-			break;
-		/* 2^W H: W doublings */
-		s.X = H.X;
-		s.Y = H.Y;
-		s.Z = H.Z;
-		for (int k = 0; k < GE64_COMB_W - 1; k++) {
-			ops->p2_dbl(&r, &s);
-			ops->p1p1_to_p2(&s, &r);
-		}
-		ops->p2_dbl(&r, &s);
-		ops->p1p1_to_p3(&H, &r);
 	}
-	*h = H;
 
 	if (scan == ge64_scan_avx2)
 		ge64_scan_asm_scrub(); /* the vector registers: the last selected entry */
 	sigil_wipe(e, sizeof e);
-	sigil_wipe(&r, sizeof r);
-	sigil_wipe(&s, sizeof s);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(t, sizeof t);
+}
+
+void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
+                             ge64_scan_fn *scan)
+{
+	ge64_p1p1 r;
+	ge64_comb_p1p1(&r, a, ops, scan);
+	ops->p1p1_to_p3(h, &r);
+	sigil_wipe(&r, sizeof r);
 }
 
 void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *ops,
@@ -409,10 +426,12 @@ void ge64_scalarmult_base_scan(ge_p3 *h, const uint8_t a[32], const ge64_ops *op
 
 void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan)
 {
-	ge64_p3 H;
+	ge64_p1p1 r;
+	ge64_p2 H;
 	fe64 zi, x, y;
 
-	ge64_scalarmult_base_p3(&H, a, ops, scan);
+	ge64_comb_p1p1(&r, a, ops, scan);
+	ops->p1p1_to_p2(&H, &r); /* T is not needed */
 	fe64_invert(&zi, &H.Z);
 	ops->fe->mul(x.v, H.X.v, zi.v);
 	ops->fe->mul(y.v, H.Y.v, zi.v);
@@ -420,25 +439,29 @@ void ge64_base_encode(uint8_t s[32], const uint8_t a[32], const ge64_ops *ops, g
 	fe64_tobytes(s, &y); /* y < p < 2^255: bit 255 is free */
 	s[31] |= (uint8_t)((x.v[0] & 1) << 7);
 
+	sigil_wipe(&r, sizeof r);
 	sigil_wipe(&H, sizeof H);
 	sigil_wipe(&zi, sizeof zi);
 	sigil_wipe(&x, sizeof x);
 	sigil_wipe(&y, sizeof y);
 }
 
+/* From the p1p1 (X, Y, Z, T) of the last addition, whose p2 is (X T, Y Z,
+ * Z T): u = (Z T + Y Z) / (Z T - Y Z) = (T + Y) / (T - Y), no product
+ * before the inversion. */
 void ge64_base_mont_u(uint8_t u[32], const uint8_t a[32], const ge64_ops *ops, ge64_scan_fn *scan)
 {
-	ge64_p3 H;
+	ge64_p1p1 r;
 	fe64 n, dd;
 
-	ge64_scalarmult_base_p3(&H, a, ops, scan);
-	fe64_add(&n, &H.Z, &H.Y); /* Z + Y */
-	fe64_sub(&dd, &H.Z, &H.Y); /* Z - Y */
+	ge64_comb_p1p1(&r, a, ops, scan);
+	fe64_add(&n, &r.T, &r.Y);  /* T + Y */
+	fe64_sub(&dd, &r.T, &r.Y); /* T - Y */
 	fe64_invert(&dd, &dd);
 	ops->fe->mul(n.v, n.v, dd.v);
 	fe64_tobytes(u, &n);
 
-	sigil_wipe(&H, sizeof H);
+	sigil_wipe(&r, sizeof r);
 	sigil_wipe(&n, sizeof n);
 	sigil_wipe(&dd, sizeof dd);
 }

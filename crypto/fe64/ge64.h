@@ -115,11 +115,12 @@ void ge64_scan_asm_scrub(void);
 
 /* h = a B (a[31] <= 127), the point arithmetic done with ops and the row
  * scans with scan: a comb over ge64_comb (ge64_table.h) with signed
- * radix-2^GE64_COMB_W digits, GE64_COMB_DIGITS mixed additions and
- * (GE64_COMB_PASSES - 1) GE64_COMB_W doublings; with the assembly and the
- * AVX2 scan, each addition but the last is ge64_madd_scan_adx with the
- * next row's scan. Constant time: every entry of a row is read (scan),
- * selections by mask. */
+ * radix-2^GE64_COMB_W digits, one pass: the top digit's entry (a short
+ * scan) taken as the start point (Z = 2), then GE64_COMB_DIGITS - 1 mixed
+ * additions; with the assembly and the AVX2 scan, each addition but the
+ * last is ge64_madd_scan_adx with the next row's scan. Constant time:
+ * every entry of a row (of the top row, every entry its digit can name)
+ * is read (scan), selections by mask. */
 void ge64_scalarmult_base_p3(ge64_p3 *h, const uint8_t a[32], const ge64_ops *ops,
                              ge64_scan_fn *scan);
 /* The same, h converted to radix 2^51 (through bytes): what tests/asm

@@ -37,7 +37,14 @@ P = 2**255 - 19
 D = (-121665 * pow(121666, P - 2, P)) % P
 MASK51 = 2**51 - 1
 # The comb of ge64_scalarmult_base: window width and rows (see ge64.c).
-COMB_W = 6
+# W = 7 (37 rows of 64 entries, 227 KiB): 36 additions after the first
+# entry, each row's scan woven into an addition; measured 2026-12 on Zen 4
+# against W = 6 (43 rows of 32, 132 KiB) about 1,100 TSC ticks faster per
+# comb, and W = 8 (32 rows of 128, 393 KiB) slower again than W = 6: the
+# scans of 12 KiB a row come from L2 and no longer hide behind the
+# multiplications (docs/performance.md, "baseinv"). The asm scan's row
+# length is COMB_N of crypto/asm/gen/gen_fe64_amd64.py (ge64.c checks it).
+COMB_W = 7
 COMB_PASSES = 1
 COMB_DIGITS = -(-256 // COMB_W)
 COMB_ROWS = -(-COMB_DIGITS // COMB_PASSES)

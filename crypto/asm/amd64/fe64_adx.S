@@ -6035,7 +6035,7 @@ SIGIL_FUNC(ge64_sub_adx)
 SIGIL_ENDFUNC(ge64_sub_adx)
 
 	/* void ge64_madd_scan_adx(ge64_p3 *h, const ge64_precomp *row, const ge64_precomp *t, int64_t b, ge64_precomp *tnext); */
-	/* h = h + t; tnext = the scan of row[0..31] for b. rdi = h, rsi = row, rdx = t (moved to rcx), rcx = b, r8 = tnext. BMI2, ADX and AVX2. */
+	/* h = h + t; tnext = the scan of row[0..63] for b. rdi = h, rsi = row, rdx = t (moved to rcx), rcx = b, r8 = tnext. BMI2, ADX and AVX2. */
 SIGIL_FUNC(ge64_madd_scan_adx)
 	push	rbx
 	.cfi_adjust_cfa_offset	8
@@ -6073,973 +6073,1133 @@ SIGIL_FUNC(ge64_madd_scan_adx)
 	vpxor	xmm13, xmm13, xmm13
 	vpcmpeqd	ymm9, ymm9, ymm9              /* all ones: rank - (-1) = rank + 1 */
 	mov	rcx, rdx                           /* t: rdx is MULX's implicit source */
-	/* 714 scalar instructions, 168 vector ones woven in, one after every 4 */
+	/* 714 scalar instructions, 328 vector ones woven in evenly (after scalar instruction k, up to k 328 / 714 of them) */
 	/* ---- madd: ypx = Y + X ---- */
 	/* (s, c) = f + g, 257 bits */
 	mov	r8, qword ptr [rdi + 32]
 	mov	r9, qword ptr [rdi + 40]
 	mov	r10, qword ptr [rdi + 48]
-	mov	r11, qword ptr [rdi + 56]
 	vpsubq	ymm10, ymm10, ymm9              /* rank = 1 */
+	mov	r11, qword ptr [rdi + 56]
 	add	r8, qword ptr [rdi + 0]
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r9, qword ptr [rdi + 8]
 	adc	r10, qword ptr [rdi + 16]
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 0], ymm0
 	adc	r11, qword ptr [rdi + 24]
-	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
 	sbb	rax, rax                           /* rax = -c */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 32], ymm0
 	and	rax, 38                            /* rax = 38 c */
 	add	r8, rax
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 64], ymm0
 	adc	r9, 0
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 0], ymm0
 	adc	r10, 0
 	adc	r11, 0
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 2 */
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 32], ymm0
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	add	r8, rax
 	mov	qword ptr [rsp + 0], r8
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 96], ymm1
 	mov	qword ptr [rsp + 8], r9
 	mov	qword ptr [rsp + 16], r10
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 64], ymm0
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 128], ymm1
 	mov	qword ptr [rsp + 24], r11
 	/* ---- madd: ymx = Y - X ---- */
 	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
 	mov	r8, qword ptr [rdi + 32]
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 160], ymm1
 	mov	r9, qword ptr [rdi + 40]
 	mov	r10, qword ptr [rdi + 48]
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 2 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 3 */
 	mov	r11, qword ptr [rdi + 56]
 	sub	r8, qword ptr [rdi + 0]
 	sbb	r9, qword ptr [rdi + 8]
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	sbb	r10, qword ptr [rdi + 16]
-	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	sbb	r11, qword ptr [rdi + 24]
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 192], ymm2
 	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
 	sbb	rax, rax                           /* rax = -b */
 	and	rax, 38                            /* rax = 38 b */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 224], ymm2
 	sub	r8, rax
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 96], ymm1
 	sbb	r9, 0
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 256], ymm2
 	sbb	r10, 0
 	sbb	r11, 0
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 4 */
 	sbb	rax, rax                           /* rax = -c' */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 128], ymm1
 	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	mov	qword ptr [rsp + 32], r8
 	mov	qword ptr [rsp + 40], r9
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 160], ymm1
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 288], ymm3
 	mov	qword ptr [rsp + 48], r10
 	mov	qword ptr [rsp + 56], r11
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 320], ymm3
 	/* ---- madd: a = ymx q.yminusx ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rsp + 32]          /* rdx = f0 */
 	mulx	r9, r8, qword ptr [rcx + 32]      /* t1:t0 = f0 g0 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 3 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 352], ymm3
 	mulx	r10, rax, qword ptr [rcx + 40]    /* hi:lo = f0 g1 */
 	add	r9, rax                            /* t1 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 5 */
 	mulx	r11, rax, qword ptr [rcx + 48]    /* hi:lo = f0 g2; t3 = hi */
 	adc	r10, rax                           /* t2 += lo + carry */
-	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	r12, rax, qword ptr [rcx + 56]    /* hi:lo = f0 g3; t4 = hi */
 	adc	r11, rax                           /* t3 += lo + carry */
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 384], ymm4
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 40]          /* rdx = f1 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 192], ymm2
 	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 416], ymm4
 	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f1 g0 */
 	adcx	r9, rax                           /* t1 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 448], ymm4
 	adox	r10, rbx                          /* t2 += hi */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 224], ymm2
 	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f1 g1 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 6 */
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f1 g2 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 256], ymm2
 	adcx	r11, rax                          /* t3 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 480], ymm5
 	adox	r12, rbx                          /* t4 += hi */
 	mulx	r13, rax, qword ptr [rcx + 56]    /* hi:lo = f1 g3; t5 = hi */
 	adcx	r12, rax                          /* t4 += lo */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 4 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 512], ymm5
 	adox	r13, rbp                          /* t5 += OF */
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 544], ymm5
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 48]          /* rdx = f2 */
 	xor	eax, eax                           /* CF = OF = 0 */
-	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 7 */
 	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f2 g0 */
 	adcx	r10, rax                          /* t2 += lo */
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r11, rbx                          /* t3 += hi */
 	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f2 g1 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 288], ymm3
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 576], ymm0
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
 	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f2 g2 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 608], ymm0
 	adcx	r12, rax                          /* t4 += lo */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 320], ymm3
 	adox	r13, rbx                          /* t5 += hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 640], ymm0
 	mulx	r14, rax, qword ptr [rcx + 56]    /* hi:lo = f2 g3; t6 = hi */
 	adcx	r13, rax                          /* t5 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 8 */
 	adox	r14, rbp                          /* t6 += OF */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 352], ymm3
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 56]          /* rdx = f3 */
 	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 672], ymm1
 	mulx	rbx, rax, qword ptr [rcx + 32]    /* hi:lo = f3 g0 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 5 */
 	adcx	r11, rax                          /* t3 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 704], ymm1
 	adox	r12, rbx                          /* t4 += hi */
 	mulx	rbx, rax, qword ptr [rcx + 40]    /* hi:lo = f3 g1 */
 	adcx	r12, rax                          /* t4 += lo */
-	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 736], ymm1
 	adox	r13, rbx                          /* t5 += hi */
 	mulx	rbx, rax, qword ptr [rcx + 48]    /* hi:lo = f3 g2 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 9 */
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbx                          /* t6 += hi */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 384], ymm4
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	r15, rax, qword ptr [rcx + 56]    /* hi:lo = f3 g3; t7 = hi */
 	adcx	r14, rax                          /* t6 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 768], ymm2
 	adox	r15, rbp                          /* t7 += OF */
 	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 416], ymm4
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 800], ymm2
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 832], ymm2
 	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
 	adcx	r8, rax                           /* s0 += lo */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 448], ymm4
 	adox	r9, rbx                           /* s1 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 10 */
 	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
 	adcx	r9, rax                           /* s1 += lo */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r10, rbx                          /* s2 += hi */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 6 */
 	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 864], ymm3
 	adcx	r10, rax                          /* s2 += lo */
 	adox	r11, rbx                          /* s3 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 896], ymm3
 	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r11, rax                          /* s3 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 928], ymm3
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
 	/* s = s + 38 c; c' = the carry out (0 or 1) */
 	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 480], ymm5
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 11 */
 	add	r8, r12
 	adc	r9, rbp
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r10, rbp
 	adc	r11, rbp
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 512], ymm5
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 960], ymm4
 	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 992], ymm4
 	add	r8, rax
 	/* h = s */
 	mov	qword ptr [rsp + 64], r8
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 544], ymm5
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1024], ymm4
 	mov	qword ptr [rsp + 72], r9
 	mov	qword ptr [rsp + 80], r10
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 12 */
 	mov	qword ptr [rsp + 88], r11
 	/* ---- madd: b = ypx q.yplusx ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rsp + 0]           /* rdx = f0 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 7 */
 	mulx	r9, r8, qword ptr [rcx + 0]       /* t1:t0 = f0 g0 */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	r10, rax, qword ptr [rcx + 8]     /* hi:lo = f0 g1 */
 	add	r9, rax                            /* t1 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1056], ymm5
 	mulx	r11, rax, qword ptr [rcx + 16]    /* hi:lo = f0 g2; t3 = hi */
-	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r10, rax                           /* t2 += lo + carry */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1088], ymm5
 	mulx	r12, rax, qword ptr [rcx + 24]    /* hi:lo = f0 g3; t4 = hi */
 	adc	r11, rax                           /* t3 += lo + carry */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1120], ymm5
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 576], ymm0
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 8]           /* rdx = f1 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 13 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f1 g0 */
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r9, rax                           /* t1 += lo */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 608], ymm0
 	adox	r10, rbx                          /* t2 += hi */
 	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f1 g1 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1152], ymm0
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 640], ymm0
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1184], ymm0
 	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f1 g2 */
 	adcx	r11, rax                          /* t3 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1216], ymm0
 	adox	r12, rbx                          /* t4 += hi */
 	mulx	r13, rax, qword ptr [rcx + 24]    /* hi:lo = f1 g3; t5 = hi */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 8 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 14 */
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbp                          /* t5 += OF */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 16]          /* rdx = f2 */
-	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1248], ymm1
 	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f2 g0 */
 	adcx	r10, rax                          /* t2 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1280], ymm1
 	adox	r11, rbx                          /* t3 += hi */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 672], ymm1
 	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f2 g1 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1312], ymm1
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 15 */
 	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f2 g2 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 704], ymm1
 	adcx	r12, rax                          /* t4 += lo */
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r13, rbx                          /* t5 += hi */
 	mulx	r14, rax, qword ptr [rcx + 24]    /* hi:lo = f2 g3; t6 = hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1344], ymm2
 	adcx	r13, rax                          /* t5 += lo */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 736], ymm1
 	adox	r14, rbp                          /* t6 += OF */
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1376], ymm2
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 24]          /* rdx = f3 */
 	xor	eax, eax                           /* CF = OF = 0 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 9 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1408], ymm2
 	mulx	rbx, rax, qword ptr [rcx + 0]     /* hi:lo = f3 g0 */
 	adcx	r11, rax                          /* t3 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 16 */
 	adox	r12, rbx                          /* t4 += hi */
 	mulx	rbx, rax, qword ptr [rcx + 8]     /* hi:lo = f3 g1 */
-	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1440], ymm3
 	mulx	rbx, rax, qword ptr [rcx + 16]    /* hi:lo = f3 g2 */
 	adcx	r13, rax                          /* t5 += lo */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 768], ymm2
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1472], ymm3
 	adox	r14, rbx                          /* t6 += hi */
 	mulx	r15, rax, qword ptr [rcx + 24]    /* hi:lo = f3 g3; t7 = hi */
 	adcx	r14, rax                          /* t6 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1504], ymm3
 	adox	r15, rbp                          /* t7 += OF */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 800], ymm2
 	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 17 */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 832], ymm2
 	adcx	r8, rax                           /* s0 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1536], ymm4
 	adox	r9, rbx                           /* s1 += hi */
 	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1568], ymm4
 	adcx	r9, rax                           /* s1 += lo */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 10 */
 	adox	r10, rbx                          /* s2 += hi */
 	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1600], ymm4
 	adcx	r10, rax                          /* s2 += lo */
 	adox	r11, rbx                          /* s3 += hi */
-	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 18 */
 	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
 	adcx	r11, rax                          /* s3 += lo */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 864], ymm3
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1632], ymm5
 	/* s = s + 38 c; c' = the carry out (0 or 1) */
 	imul	r12, r12, 38                      /* 38 c < 2^11 */
 	add	r8, r12
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1664], ymm5
 	adc	r9, rbp
 	adc	r10, rbp
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 896], ymm3
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1696], ymm5
 	adc	r11, rbp
 	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 19 */
 	add	r8, rax
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 928], ymm3
 	/* h = s */
 	mov	qword ptr [rsp + 96], r8
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	mov	qword ptr [rsp + 104], r9
 	mov	qword ptr [rsp + 112], r10
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1728], ymm0
 	mov	qword ptr [rsp + 120], r11
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 11 */
 	/* ---- madd: c = q.xy2d T ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rcx + 64]          /* rdx = f0 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1760], ymm0
 	mulx	r9, r8, qword ptr [rdi + 96]      /* t1:t0 = f0 g0 */
 	mulx	r10, rax, qword ptr [rdi + 104]   /* hi:lo = f0 g1 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1792], ymm0
 	add	r9, rax                            /* t1 += lo */
-	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	r11, rax, qword ptr [rdi + 112]   /* hi:lo = f0 g2; t3 = hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 20 */
 	adc	r10, rax                           /* t2 += lo + carry */
 	mulx	r12, rax, qword ptr [rdi + 120]   /* hi:lo = f0 g3; t4 = hi */
 	adc	r11, rax                           /* t3 += lo + carry */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 960], ymm4
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rcx + 72]          /* rdx = f1 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1824], ymm1
 	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	rbx, rax, qword ptr [rdi + 96]    /* hi:lo = f1 g0 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 992], ymm4
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1856], ymm1
 	adcx	r9, rax                           /* t1 += lo */
 	adox	r10, rbx                          /* t2 += hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1888], ymm1
 	mulx	rbx, rax, qword ptr [rdi + 104]   /* hi:lo = f1 g1 */
 	adcx	r10, rax                          /* t2 += lo */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1024], ymm4
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 21 */
 	adox	r11, rbx                          /* t3 += hi */
 	mulx	rbx, rax, qword ptr [rdi + 112]   /* hi:lo = f1 g2 */
 	adcx	r11, rax                          /* t3 += lo */
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r12, rbx                          /* t4 += hi */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 12 */
 	mulx	r13, rax, qword ptr [rdi + 120]   /* hi:lo = f1 g3; t5 = hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1920], ymm2
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbp                          /* t5 += OF */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1952], ymm2
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
-	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rcx + 80]          /* rdx = f2 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1984], ymm2
 	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	rbx, rax, qword ptr [rdi + 96]    /* hi:lo = f2 g0 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 22 */
 	adcx	r10, rax                          /* t2 += lo */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1056], ymm5
 	adox	r11, rbx                          /* t3 += hi */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	rbx, rax, qword ptr [rdi + 104]   /* hi:lo = f2 g1 */
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1088], ymm5
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2016], ymm3
 	mulx	rbx, rax, qword ptr [rdi + 112]   /* hi:lo = f2 g2 */
 	adcx	r12, rax                          /* t4 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2048], ymm3
 	adox	r13, rbx                          /* t5 += hi */
 	mulx	r14, rax, qword ptr [rdi + 120]   /* hi:lo = f2 g3; t6 = hi */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1120], ymm5
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2080], ymm3
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbp                          /* t6 += OF */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 23 */
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rcx + 88]          /* rdx = f3 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 13 */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	rbx, rax, qword ptr [rdi + 96]    /* hi:lo = f3 g0 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2112], ymm4
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
-	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	rbx, rax, qword ptr [rdi + 104]   /* hi:lo = f3 g1 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2144], ymm4
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2176], ymm4
 	mulx	rbx, rax, qword ptr [rdi + 112]   /* hi:lo = f3 g2 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1152], ymm0
 	adcx	r13, rax                          /* t5 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 24 */
 	adox	r14, rbx                          /* t6 += hi */
 	mulx	r15, rax, qword ptr [rdi + 120]   /* hi:lo = f3 g3; t7 = hi */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r14, rax                          /* t6 += lo */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1184], ymm0
 	adox	r15, rbp                          /* t7 += OF */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2208], ymm5
 	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
 	xor	eax, eax                           /* CF = OF = 0 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1216], ymm0
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2240], ymm5
 	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
 	adcx	r8, rax                           /* s0 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2272], ymm5
 	adox	r9, rbx                           /* s1 += hi */
 	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 14 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 25 */
 	adcx	r9, rax                           /* s1 += lo */
 	adox	r10, rbx                          /* s2 += hi */
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
 	adcx	r10, rax                          /* s2 += lo */
-	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2304], ymm0
 	adox	r11, rbx                          /* s3 += hi */
 	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2336], ymm0
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1248], ymm1
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2368], ymm0
 	/* s = s + 38 c; c' = the carry out (0 or 1) */
 	imul	r12, r12, 38                      /* 38 c < 2^11 */
 	add	r8, r12
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 26 */
 	adc	r9, rbp
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1280], ymm1
 	adc	r10, rbp
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r11, rbp
 	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
 	sbb	rax, rax                           /* rax = -c' */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2400], ymm1
 	and	rax, 38                            /* rax = 38 c' */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1312], ymm1
 	add	r8, rax
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2432], ymm1
 	/* h = s */
 	mov	qword ptr [rsp + 128], r8
 	mov	qword ptr [rsp + 136], r9
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2464], ymm1
 	mov	qword ptr [rsp + 144], r10
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 15 */
 	mov	qword ptr [rsp + 152], r11
 	/* ---- madd: d = 2 Z ---- */
 	/* (s, c) = f + g, 257 bits */
 	mov	r8, qword ptr [rdi + 64]
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 27 */
 	mov	r9, qword ptr [rdi + 72]
 	mov	r10, qword ptr [rdi + 80]
 	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	mov	r11, qword ptr [rdi + 88]
 	add	r8, qword ptr [rdi + 64]
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2496], ymm2
 	adc	r9, qword ptr [rdi + 72]
 	adc	r10, qword ptr [rdi + 80]
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1344], ymm2
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2528], ymm2
 	adc	r11, qword ptr [rdi + 88]
 	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
 	sbb	rax, rax                           /* rax = -c */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2560], ymm2
 	and	rax, 38                            /* rax = 38 c */
 	add	r8, rax
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1376], ymm2
 	adc	r9, 0
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 28 */
 	adc	r10, 0
 	adc	r11, 0
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	sbb	rax, rax                           /* rax = -c' */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1408], ymm2
 	and	rax, 38                            /* rax = 38 c' */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2592], ymm3
 	add	r8, rax
 	mov	qword ptr [rsp + 160], r8
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2624], ymm3
 	mov	qword ptr [rsp + 168], r9
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 16 */
 	mov	qword ptr [rsp + 176], r10
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2656], ymm3
 	mov	qword ptr [rsp + 184], r11
 	/* ---- madd: r.X = b - a ---- */
 	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
 	mov	r8, qword ptr [rsp + 96]
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 29 */
 	mov	r9, qword ptr [rsp + 104]
-	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	mov	r10, qword ptr [rsp + 112]
 	mov	r11, qword ptr [rsp + 120]
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	sub	r8, qword ptr [rsp + 64]
 	sbb	r9, qword ptr [rsp + 72]
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1440], ymm3
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2688], ymm4
 	sbb	r10, qword ptr [rsp + 80]
 	sbb	r11, qword ptr [rsp + 88]
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2720], ymm4
 	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
 	sbb	rax, rax                           /* rax = -b */
 	and	rax, 38                            /* rax = 38 b */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1472], ymm3
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2752], ymm4
 	sub	r8, rax
 	sbb	r9, 0
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 30 */
 	sbb	r10, 0
 	sbb	r11, 0
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1504], ymm3
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2784], ymm5
 	mov	qword ptr [rsp + 192], r8
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 17 */
 	mov	qword ptr [rsp + 200], r9
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2816], ymm5
 	mov	qword ptr [rsp + 208], r10
 	mov	qword ptr [rsp + 216], r11
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2848], ymm5
 	/* ---- madd: r.Y = b + a ---- */
 	/* (s, c) = f + g, 257 bits */
 	mov	r8, qword ptr [rsp + 96]
-	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	mov	r9, qword ptr [rsp + 104]
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 31 */
 	mov	r10, qword ptr [rsp + 112]
 	mov	r11, qword ptr [rsp + 120]
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	add	r8, qword ptr [rsp + 64]
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1536], ymm4
 	adc	r9, qword ptr [rsp + 72]
 	adc	r10, qword ptr [rsp + 80]
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2880], ymm0
 	adc	r11, qword ptr [rsp + 88]
 	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
 	sbb	rax, rax                           /* rax = -c */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1568], ymm4
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2912], ymm0
 	and	rax, 38                            /* rax = 38 c */
 	add	r8, rax
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2944], ymm0
 	adc	r9, 0
 	adc	r10, 0
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1600], ymm4
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 32 */
 	adc	r11, 0
 	sbb	rax, rax                           /* rax = -c' */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	and	rax, 38                            /* rax = 38 c' */
 	add	r8, rax
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 18 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2976], ymm1
 	mov	qword ptr [rsp + 224], r8
 	mov	qword ptr [rsp + 232], r9
 	mov	qword ptr [rsp + 240], r10
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3008], ymm1
 	mov	qword ptr [rsp + 248], r11
-	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	/* ---- madd: r.Z = d + c ---- */
 	/* (s, c) = f + g, 257 bits */
 	mov	r8, qword ptr [rsp + 160]
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3040], ymm1
 	mov	r9, qword ptr [rsp + 168]
 	mov	r10, qword ptr [rsp + 176]
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 33 */
 	mov	r11, qword ptr [rsp + 184]
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1632], ymm5
 	add	r8, qword ptr [rsp + 128]
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r9, qword ptr [rsp + 136]
 	adc	r10, qword ptr [rsp + 144]
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3072], ymm2
 	adc	r11, qword ptr [rsp + 152]
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1664], ymm5
 	/* s = s + 38 c, carry out c'; then s0 + 38 c' (no carry: c' = 1 leaves s < 38) */
 	sbb	rax, rax                           /* rax = -c */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3104], ymm2
 	and	rax, 38                            /* rax = 38 c */
 	add	r8, rax
 	adc	r9, 0
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1696], ymm5
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3136], ymm2
 	adc	r10, 0
 	adc	r11, 0
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 34 */
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 19 */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	add	r8, rax
 	mov	qword ptr [rsp + 256], r8
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3168], ymm3
 	mov	qword ptr [rsp + 264], r9
 	mov	qword ptr [rsp + 272], r10
-	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3200], ymm3
 	mov	qword ptr [rsp + 280], r11
 	/* ---- madd: r.T = d - c ---- */
 	/* (s, b) = f - g, b the borrow: f - g = s - 2^256 b = s - 38 b (mod p) */
 	mov	r8, qword ptr [rsp + 160]
 	mov	r9, qword ptr [rsp + 168]
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3232], ymm3
 	mov	r10, qword ptr [rsp + 176]
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1728], ymm0
 	mov	r11, qword ptr [rsp + 184]
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 35 */
 	sub	r8, qword ptr [rsp + 128]
 	sbb	r9, qword ptr [rsp + 136]
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	sbb	r10, qword ptr [rsp + 144]
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1760], ymm0
 	sbb	r11, qword ptr [rsp + 152]
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3264], ymm4
 	/* s = s - 38 b, borrow b'; then s0 - 38 b' (no borrow: b' = 1 leaves s >= 2^256 - 38) */
 	sbb	rax, rax                           /* rax = -b */
 	and	rax, 38                            /* rax = 38 b */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3296], ymm4
 	sub	r8, rax
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1792], ymm0
 	sbb	r9, 0
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3328], ymm4
 	sbb	r10, 0
 	sbb	r11, 0
 	sbb	rax, rax                           /* rax = -c' */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 20 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 36 */
 	and	rax, 38                            /* rax = 38 c' */
 	sub	r8, rax
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	mov	qword ptr [rsp + 288], r8
 	mov	qword ptr [rsp + 296], r9
-	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3360], ymm5
 	mov	qword ptr [rsp + 304], r10
 	mov	qword ptr [rsp + 312], r11
-	/* ---- p1p1_to_p3: X = X T ---- */
-	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rsp + 192]         /* rdx = f0 */
-	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1824], ymm1
-	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
-	add	r9, rax                            /* t1 += lo */
-	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
-	adc	r10, rax                           /* t2 += lo + carry */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1856], ymm1
-	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
-	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 200]         /* rdx = f1 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1888], ymm1
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
-	adcx	r9, rax                           /* t1 += lo */
-	adox	r10, rbx                          /* t2 += hi */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 21 */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
-	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
-	adcx	r12, rax                          /* t4 += lo */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 1920], ymm2
-	adox	r13, rbp                          /* t5 += OF */
-	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
-	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 208]         /* rdx = f2 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 1952], ymm2
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 1984], ymm2
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
-	adcx	r12, rax                          /* t4 += lo */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 22 */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbp                          /* t6 += OF */
-	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
-	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
-	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 216]         /* rdx = f3 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2016], ymm3
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
-	adcx	r12, rax                          /* t4 += lo */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2048], ymm3
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbx                          /* t6 += hi */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2080], ymm3
-	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
-	adcx	r14, rax                          /* t6 += lo */
-	adox	r15, rbp                          /* t7 += OF */
-	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 23 */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2112], ymm4
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2144], ymm4
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2176], ymm4
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	adc	r11, rbp
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 24 */
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 0], r8
-	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
-	mov	qword ptr [rdi + 8], r9
-	mov	qword ptr [rdi + 16], r10
-	mov	qword ptr [rdi + 24], r11
-	/* ---- p1p1_to_p3: Y = Y Z ---- */
-	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rsp + 224]         /* rdx = f0 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2208], ymm5
-	mulx	r9, r8, qword ptr [rsp + 256]     /* t1:t0 = f0 g0 */
-	mulx	r10, rax, qword ptr [rsp + 264]   /* hi:lo = f0 g1 */
-	add	r9, rax                            /* t1 += lo */
-	mulx	r11, rax, qword ptr [rsp + 272]   /* hi:lo = f0 g2; t3 = hi */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2240], ymm5
-	adc	r10, rax                           /* t2 += lo + carry */
-	mulx	r12, rax, qword ptr [rsp + 280]   /* hi:lo = f0 g3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2272], ymm5
-	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 232]         /* rdx = f1 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f1 g0 */
-	adcx	r9, rax                           /* t1 += lo */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 25 */
-	adox	r10, rbx                          /* t2 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f1 g1 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f1 g2 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	r13, rax, qword ptr [rsp + 280]   /* hi:lo = f1 g3; t5 = hi */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2304], ymm0
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbp                          /* t5 += OF */
-	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
-	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 240]         /* rdx = f2 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2336], ymm0
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f2 g0 */
-	adcx	r10, rax                          /* t2 += lo */
-	adox	r11, rbx                          /* t3 += hi */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2368], ymm0
-	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f2 g1 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f2 g2 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 26 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rsp + 280]   /* hi:lo = f2 g3; t6 = hi */
-	adcx	r13, rax                          /* t5 += lo */
-	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
-	adox	r14, rbp                          /* t6 += OF */
-	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
-	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 248]         /* rdx = f3 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2400], ymm1
-	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f3 g0 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f3 g1 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2432], ymm1
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f3 g2 */
-	adcx	r13, rax                          /* t5 += lo */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2464], ymm1
-	adox	r14, rbx                          /* t6 += hi */
-	mulx	r15, rax, qword ptr [rsp + 280]   /* hi:lo = f3 g3; t7 = hi */
-	adcx	r14, rax                          /* t6 += lo */
-	adox	r15, rbp                          /* t7 += OF */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 27 */
-	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	adcx	r9, rax                           /* s1 += lo */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2496], ymm2
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	adox	r11, rbx                          /* s3 += hi */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2528], ymm2
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2560], ymm2
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	adc	r10, rbp
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 28 */
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	add	r8, rax
-	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
-	/* h = s */
-	mov	qword ptr [rdi + 32], r8
-	mov	qword ptr [rdi + 40], r9
-	mov	qword ptr [rdi + 48], r10
-	mov	qword ptr [rdi + 56], r11
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2592], ymm3
-	/* ---- p1p1_to_p3: Z = Z T ---- */
-	/* row 0: t0..t4 = f0 (g0..g3) */
-	mov	rdx, qword ptr [rsp + 256]         /* rdx = f0 */
-	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
-	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
-	add	r9, rax                            /* t1 += lo */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2624], ymm3
-	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
-	adc	r10, rax                           /* t2 += lo + carry */
-	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
-	adc	r11, rax                           /* t3 += lo + carry */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2656], ymm3
-	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
-	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 264]         /* rdx = f1 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 29 */
-	adcx	r9, rax                           /* t1 += lo */
-	adox	r10, rbx                          /* t2 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
-	adcx	r10, rax                          /* t2 += lo */
-	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2688], ymm4
-	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbp                          /* t5 += OF */
-	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2720], ymm4
-	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 272]         /* rdx = f2 */
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
-	adcx	r10, rax                          /* t2 += lo */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2752], ymm4
-	adox	r11, rbx                          /* t3 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 30 */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
-	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbp                          /* t6 += OF */
-	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
-	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
-	mov	rdx, qword ptr [rsp + 280]         /* rdx = f3 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2784], ymm5
-	xor	eax, eax                           /* CF = OF = 0 */
-	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
-	adcx	r11, rax                          /* t3 += lo */
-	adox	r12, rbx                          /* t4 += hi */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2816], ymm5
-	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
-	adcx	r12, rax                          /* t4 += lo */
-	adox	r13, rbx                          /* t5 += hi */
-	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2848], ymm5
-	adcx	r13, rax                          /* t5 += lo */
-	adox	r14, rbx                          /* t6 += hi */
-	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
-	adcx	r14, rax                          /* t6 += lo */
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 31 */
-	adox	r15, rbp                          /* t7 += OF */
-	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
-	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
-	mov	edx, 38
-	xor	eax, eax                           /* CF = OF = 0 */
-	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
-	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
-	adcx	r8, rax                           /* s0 += lo */
-	adox	r9, rbx                           /* s1 += hi */
-	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2880], ymm0
-	adcx	r9, rax                           /* s1 += lo */
-	adox	r10, rbx                          /* s2 += hi */
-	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
-	adcx	r10, rax                          /* s2 += lo */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 2912], ymm0
-	adox	r11, rbx                          /* s3 += hi */
-	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
-	adcx	r11, rax                          /* s3 += lo */
-	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 2944], ymm0
-	adcx	r12, rbp                          /* c += CF; c <= 38 */
-	/* s = s + 38 c; c' = the carry out (0 or 1) */
-	imul	r12, r12, 38                      /* 38 c < 2^11 */
-	add	r8, r12
-	adc	r9, rbp
-	vpsubq	ymm10, ymm10, ymm9              /* rank = 32 */
-	adc	r10, rbp
-	adc	r11, rbp
-	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
-	sbb	rax, rax                           /* rax = -c' */
-	and	rax, 38                            /* rax = 38 c' */
-	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
-	add	r8, rax
-	/* h = s */
-	mov	qword ptr [rdi + 64], r8
-	mov	qword ptr [rdi + 72], r9
-	mov	qword ptr [rdi + 80], r10
-	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 2976], ymm1
-	mov	qword ptr [rdi + 88], r11
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3392], ymm5
 	/* ---- p1p1_to_p3: T = X Y ---- */
 	/* row 0: t0..t4 = f0 (g0..g3) */
 	mov	rdx, qword ptr [rsp + 192]         /* rdx = f0 */
 	mulx	r9, r8, qword ptr [rsp + 224]     /* t1:t0 = f0 g0 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3424], ymm5
 	mulx	r10, rax, qword ptr [rsp + 232]   /* hi:lo = f0 g1 */
-	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3008], ymm1
 	add	r9, rax                            /* t1 += lo */
 	mulx	r11, rax, qword ptr [rsp + 240]   /* hi:lo = f0 g2; t3 = hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 37 */
 	adc	r10, rax                           /* t2 += lo + carry */
 	mulx	r12, rax, qword ptr [rsp + 248]   /* hi:lo = f0 g3; t4 = hi */
-	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3040], ymm1
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r11, rax                           /* t3 += lo + carry */
 	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3456], ymm0
 	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 200]         /* rdx = f1 */
 	xor	eax, eax                           /* CF = OF = 0 */
-	vpxor	xmm6, xmm6, xmm6
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3488], ymm0
 	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f1 g0 */
 	adcx	r9, rax                           /* t1 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3520], ymm0
 	adox	r10, rbx                          /* t2 += hi */
 	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f1 g1 */
-	vpcmpeqq	ymm8, ymm15, ymm6             /* b = 0: the identity (1, 1, 0) */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 38 */
 	adcx	r10, rax                          /* t2 += lo */
 	adox	r11, rbx                          /* t3 += hi */
 	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f1 g2 */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
 	adcx	r11, rax                          /* t3 += lo */
-	vpsrlq	ymm8, ymm8, 63
 	adox	r12, rbx                          /* t4 += hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3552], ymm1
 	mulx	r13, rax, qword ptr [rsp + 248]   /* hi:lo = f1 g3; t5 = hi */
 	adcx	r12, rax                          /* t4 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3584], ymm1
 	adox	r13, rbp                          /* t5 += OF */
-	vpblendd	ymm8, ymm8, ymm6, 0xfc        /* lane 0 only */
 	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3616], ymm1
 	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 208]         /* rdx = f2 */
 	xor	eax, eax                           /* CF = OF = 0 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 39 */
 	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f2 g0 */
-	vpor	ymm12, ymm12, ymm8
 	adcx	r10, rax                          /* t2 += lo */
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r11, rbx                          /* t3 += hi */
 	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f2 g1 */
 	adcx	r11, rax                          /* t3 += lo */
-	vpor	ymm13, ymm13, ymm8
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3648], ymm2
 	adox	r12, rbx                          /* t4 += hi */
 	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f2 g2 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3680], ymm2
 	adcx	r12, rax                          /* t4 += lo */
 	adox	r13, rbx                          /* t5 += hi */
-	vpblendvb	ymm7, ymm12, ymm13, ymm14    /* b < 0: yplusx = yminusx */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3712], ymm2
 	mulx	r14, rax, qword ptr [rsp + 248]   /* hi:lo = f2 g3; t6 = hi */
 	adcx	r13, rax                          /* t5 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 40 */
 	adox	r14, rbp                          /* t6 += OF */
 	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
-	vpblendvb	ymm13, ymm13, ymm12, ymm14   /* b < 0: yminusx = yplusx */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
 	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
 	mov	rdx, qword ptr [rsp + 216]         /* rdx = f3 */
 	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	rbx, rax, qword ptr [rsp + 224]   /* hi:lo = f3 g0 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3744], ymm3
 	adcx	r11, rax                          /* t3 += lo */
 	adox	r12, rbx                          /* t4 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3776], ymm3
 	mulx	rbx, rax, qword ptr [rsp + 232]   /* hi:lo = f3 g1 */
 	adcx	r12, rax                          /* t4 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3808], ymm3
 	adox	r13, rbx                          /* t5 += hi */
 	mulx	rbx, rax, qword ptr [rsp + 240]   /* hi:lo = f3 g2 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 41 */
 	adcx	r13, rax                          /* t5 += lo */
 	adox	r14, rbx                          /* t6 += hi */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
 	mulx	r15, rax, qword ptr [rsp + 248]   /* hi:lo = f3 g3; t7 = hi */
 	adcx	r14, rax                          /* t6 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3840], ymm4
 	adox	r15, rbp                          /* t7 += OF */
 	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
 	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
 	mov	edx, 38
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3872], ymm4
 	xor	eax, eax                           /* CF = OF = 0 */
 	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 3904], ymm4
 	adcx	r8, rax                           /* s0 += lo */
 	adox	r9, rbx                           /* s1 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 42 */
 	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
 	adcx	r9, rax                           /* s1 += lo */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
 	adox	r10, rbx                          /* s2 += hi */
 	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 3936], ymm5
 	adcx	r10, rax                          /* s2 += lo */
 	adox	r11, rbx                          /* s3 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 3968], ymm5
 	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
 	adcx	r11, rax                          /* s3 += lo */
 	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4000], ymm5
 	adcx	r12, rbp                          /* c += CF; c <= 38 */
 	/* s = s + 38 c; c' = the carry out (0 or 1) */
 	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 43 */
 	add	r8, r12
 	adc	r9, rbp
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
 	adc	r10, rbp
 	adc	r11, rbp
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4032], ymm0
 	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
 	sbb	rax, rax                           /* rax = -c' */
 	and	rax, 38                            /* rax = 38 c' */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4064], ymm0
 	add	r8, rax
 	/* h = s */
 	mov	qword ptr [rdi + 96], r8
 	mov	qword ptr [rdi + 104], r9
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4096], ymm0
 	mov	qword ptr [rdi + 112], r10
 	mov	qword ptr [rdi + 120], r11
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 44 */
+	/* ---- p1p1_to_p3: X = X T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 192]         /* rdx = f0 */
+	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4128], ymm1
+	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4160], ymm1
+	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4192], ymm1
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 200]         /* rdx = f1 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 45 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
+	adcx	r9, rax                           /* t1 += lo */
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
+	adox	r10, rbx                          /* t2 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4224], ymm2
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4256], ymm2
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4288], ymm2
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 46 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 208]         /* rdx = f2 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4320], ymm3
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4352], ymm3
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4384], ymm3
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 47 */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
+	adcx	r13, rax                          /* t5 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4416], ymm4
+	adox	r14, rbp                          /* t6 += OF */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4448], ymm4
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 216]         /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4480], ymm4
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 48 */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4512], ymm5
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbx                          /* t6 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4544], ymm5
+	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
+	adcx	r14, rax                          /* t6 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4576], ymm5
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 49 */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4608], ymm0
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	adcx	r9, rax                           /* s1 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4640], ymm0
+	adox	r10, rbx                          /* s2 += hi */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4672], ymm0
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 50 */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4704], ymm1
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	adc	r9, rbp
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4736], ymm1
+	adc	r10, rbp
+	adc	r11, rbp
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4768], ymm1
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	and	rax, 38                            /* rax = 38 c' */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 51 */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 0], r8
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
+	mov	qword ptr [rdi + 8], r9
+	mov	qword ptr [rdi + 16], r10
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4800], ymm2
+	mov	qword ptr [rdi + 24], r11
+	/* ---- p1p1_to_p3: Y = Y Z ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 224]         /* rdx = f0 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4832], ymm2
+	mulx	r9, r8, qword ptr [rsp + 256]     /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsp + 264]   /* hi:lo = f0 g1 */
+	add	r9, rax                            /* t1 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4864], ymm2
+	mulx	r11, rax, qword ptr [rsp + 272]   /* hi:lo = f0 g2; t3 = hi */
+	adc	r10, rax                           /* t2 += lo + carry */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 52 */
+	mulx	r12, rax, qword ptr [rsp + 280]   /* hi:lo = f0 g3; t4 = hi */
+	adc	r11, rax                           /* t3 += lo + carry */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 232]         /* rdx = f1 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4896], ymm3
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f1 g0 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 4928], ymm3
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 4960], ymm3
+	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 53 */
+	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f1 g2 */
+	adcx	r11, rax                          /* t3 += lo */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsp + 280]   /* hi:lo = f1 g3; t5 = hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 4992], ymm4
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5024], ymm4
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 240]         /* rdx = f2 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5056], ymm4
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f2 g0 */
+	adcx	r10, rax                          /* t2 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 54 */
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f2 g1 */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5088], ymm5
+	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5120], ymm5
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsp + 280]   /* hi:lo = f2 g3; t6 = hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5152], ymm5
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 55 */
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 248]         /* rdx = f3 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	rbx, rax, qword ptr [rsp + 256]   /* hi:lo = f3 g0 */
+	adcx	r11, rax                          /* t3 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5184], ymm0
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 264]   /* hi:lo = f3 g1 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5216], ymm0
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5248], ymm0
+	mulx	rbx, rax, qword ptr [rsp + 272]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 56 */
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsp + 280]   /* hi:lo = f3 g3; t7 = hi */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5280], ymm1
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	xor	eax, eax                           /* CF = OF = 0 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5312], ymm1
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5344], ymm1
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 57 */
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	adox	r11, rbx                          /* s3 += hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5376], ymm2
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	adcx	r11, rax                          /* s3 += lo */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5408], ymm2
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5440], ymm2
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 58 */
+	adc	r9, rbp
+	adc	r10, rbp
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5472], ymm3
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	/* h = s */
+	mov	qword ptr [rdi + 32], r8
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5504], ymm3
+	mov	qword ptr [rdi + 40], r9
+	mov	qword ptr [rdi + 48], r10
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5536], ymm3
+	mov	qword ptr [rdi + 56], r11
+	/* ---- p1p1_to_p3: Z = Z T ---- */
+	/* row 0: t0..t4 = f0 (g0..g3) */
+	mov	rdx, qword ptr [rsp + 256]         /* rdx = f0 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 59 */
+	mulx	r9, r8, qword ptr [rsp + 288]     /* t1:t0 = f0 g0 */
+	mulx	r10, rax, qword ptr [rsp + 296]   /* hi:lo = f0 g1 */
+	vpcmpeqq	ymm4, ymm10, ymm15            /* mask: |b| = rank */
+	add	r9, rax                            /* t1 += lo */
+	mulx	r11, rax, qword ptr [rsp + 304]   /* hi:lo = f0 g2; t3 = hi */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5568], ymm4
+	adc	r10, rax                           /* t2 += lo + carry */
+	mulx	r12, rax, qword ptr [rsp + 312]   /* hi:lo = f0 g3; t4 = hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5600], ymm4
+	adc	r11, rax                           /* t3 += lo + carry */
+	adc	r12, rbp                           /* t4 += carry (no carry out: f0 g < 2^320) */
+	/* row 1: t1..t5 += f1 (g0..g3) 2^64; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 264]         /* rdx = f1 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5632], ymm4
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f1 g0 */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 60 */
+	adcx	r9, rax                           /* t1 += lo */
+	adox	r10, rbx                          /* t2 += hi */
+	vpcmpeqq	ymm5, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f1 g1 */
+	adcx	r10, rax                          /* t2 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5664], ymm5
+	adox	r11, rbx                          /* t3 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f1 g2 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5696], ymm5
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	r13, rax, qword ptr [rsp + 312]   /* hi:lo = f1 g3; t5 = hi */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5728], ymm5
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbp                          /* t5 += OF */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 61 */
+	adcx	r13, rbp                          /* t5 += CF (no carry out: the row sum fits) */
+	/* row 2: t2..t6 += f2 (g0..g3) 2^128; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 272]         /* rdx = f2 */
+	vpcmpeqq	ymm0, ymm10, ymm15            /* mask: |b| = rank */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f2 g0 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5760], ymm0
+	adcx	r10, rax                          /* t2 += lo */
+	adox	r11, rbx                          /* t3 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5792], ymm0
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f2 g1 */
+	adcx	r11, rax                          /* t3 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5824], ymm0
+	adox	r12, rbx                          /* t4 += hi */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f2 g2 */
+	adcx	r12, rax                          /* t4 += lo */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 62 */
+	adox	r13, rbx                          /* t5 += hi */
+	mulx	r14, rax, qword ptr [rsp + 312]   /* hi:lo = f2 g3; t6 = hi */
+	vpcmpeqq	ymm1, ymm10, ymm15            /* mask: |b| = rank */
+	adcx	r13, rax                          /* t5 += lo */
+	adox	r14, rbp                          /* t6 += OF */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5856], ymm1
+	adcx	r14, rbp                          /* t6 += CF (no carry out: the row sum fits) */
+	/* row 3: t3..t7 += f3 (g0..g3) 2^192; lo halves on CF, hi halves on OF */
+	mov	rdx, qword ptr [rsp + 280]         /* rdx = f3 */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5888], ymm1
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, qword ptr [rsp + 288]   /* hi:lo = f3 g0 */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 5920], ymm1
+	adcx	r11, rax                          /* t3 += lo */
+	adox	r12, rbx                          /* t4 += hi */
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 63 */
+	mulx	rbx, rax, qword ptr [rsp + 296]   /* hi:lo = f3 g1 */
+	adcx	r12, rax                          /* t4 += lo */
+	adox	r13, rbx                          /* t5 += hi */
+	vpcmpeqq	ymm2, ymm10, ymm15            /* mask: |b| = rank */
+	mulx	rbx, rax, qword ptr [rsp + 304]   /* hi:lo = f3 g2 */
+	adcx	r13, rax                          /* t5 += lo */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 5952], ymm2
+	adox	r14, rbx                          /* t6 += hi */
+	mulx	r15, rax, qword ptr [rsp + 312]   /* hi:lo = f3 g3; t7 = hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 5984], ymm2
+	adcx	r14, rax                          /* t6 += lo */
+	adox	r15, rbp                          /* t7 += OF */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 6016], ymm2
+	adcx	r15, rbp                          /* t7 += CF (no carry out: the row sum fits) */
+	/* s = (t0..t3) + 38 (t4..t7): rdx = 38; for each i < 4, 38 t(4+i) = hi:lo, lo joins s_i (CF chain), hi joins s_(i+1) (OF chain) */
+	mov	edx, 38
+	vpsubq	ymm10, ymm10, ymm9              /* rank = 64 */
+	xor	eax, eax                           /* CF = OF = 0 */
+	mulx	rbx, rax, r12                     /* hi:lo = 38 t4 */
+	adcx	r8, rax                           /* s0 += lo */
+	vpcmpeqq	ymm3, ymm10, ymm15            /* mask: |b| = rank */
+	adox	r9, rbx                           /* s1 += hi */
+	mulx	rbx, rax, r13                     /* hi:lo = 38 t5 */
+	vpblendvb	ymm12, ymm12, ymmword ptr [rsi + 6048], ymm3
+	adcx	r9, rax                           /* s1 += lo */
+	adox	r10, rbx                          /* s2 += hi */
+	vpblendvb	ymm13, ymm13, ymmword ptr [rsi + 6080], ymm3
+	mulx	rbx, rax, r14                     /* hi:lo = 38 t6 */
+	adcx	r10, rax                          /* s2 += lo */
+	vpblendvb	ymm11, ymm11, ymmword ptr [rsi + 6112], ymm3
+	adox	r11, rbx                          /* s3 += hi */
+	mulx	r12, rax, r15                     /* hi:lo = 38 t7 */
+	vpxor	xmm6, xmm6, xmm6
+	adcx	r11, rax                          /* s3 += lo */
+	adox	r12, rbp                          /* c = hi of 38 t7 + OF */
+	vpcmpeqq	ymm8, ymm15, ymm6             /* b = 0: the identity (1, 1, 0) */
+	adcx	r12, rbp                          /* c += CF; c <= 38 */
+	/* s = s + 38 c; c' = the carry out (0 or 1) */
+	imul	r12, r12, 38                      /* 38 c < 2^11 */
+	add	r8, r12
+	vpsrlq	ymm8, ymm8, 63
+	adc	r9, rbp
+	adc	r10, rbp
+	vpblendd	ymm8, ymm8, ymm6, 0xfc        /* lane 0 only */
+	adc	r11, rbp
+	/* s0 = s0 + 38 c' (no carry: c' = 1 leaves s < 38 * 39) */
+	sbb	rax, rax                           /* rax = -c' */
+	vpor	ymm12, ymm12, ymm8
+	and	rax, 38                            /* rax = 38 c' */
+	add	r8, rax
+	vpor	ymm13, ymm13, ymm8
+	/* h = s */
+	mov	qword ptr [rdi + 64], r8
+	mov	qword ptr [rdi + 72], r9
+	vpblendvb	ymm7, ymm12, ymm13, ymm14    /* b < 0: yplusx = yminusx */
+	mov	qword ptr [rdi + 80], r10
+	mov	qword ptr [rdi + 88], r11
+	vpblendvb	ymm13, ymm13, ymm12, ymm14   /* b < 0: yminusx = yplusx */
 
 	/* tnext: yplusx, yminusx from the vectors; xy2d = b < 0 ? 0 - d : d */
 	mov	rcx, qword ptr [rsp + 320]         /* tnext (t is dead) */

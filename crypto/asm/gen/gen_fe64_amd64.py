@@ -635,7 +635,7 @@ def gen_ge_all(o):
 # rdi, rcx, rsp); ymm0..ymm5 the entries' masks in turn, ymm9 all ones,
 # ymm10 the rank, ymm11..ymm13 the selected xy2d, yplusx, yminusx, ymm14
 # the sign mask, ymm15 |b|. Every entry is read whole whatever b.
-COMB_N = 32
+COMB_N = 64
 MADD_SCAN_FRAME = 32 * 10 + 16  # madd's six temporaries, the p1p1, tnext
 
 
@@ -702,23 +702,28 @@ def gen_madd_scan(o):
     for i, f in enumerate(GE_FIELDS["p1p1"]):
         ops2["r." + f] = arg("rdi", 32 * i)
         ops2["p." + f] = arg("rsp", 192 + 32 * i)
-    for comment, op, dst, *src in routines["ge64_p1p1_to_p3_adx"]:
+    # T = X Y of the p1p1 first: it needs only b - a and b + a, which come
+    # before c; X, Y and Z wait for c (d +- c). The next step's c needs T.
+    to_p3 = sorted(routines["ge64_p1p1_to_p3_adx"], key=lambda x: x[2] != "r.T")
+    for comment, op, dst, *src in to_p3:
         sc.note("---- p1p1_to_p3: " + comment + " ----")
         BODIES[op](sc, ops2[dst], *[ops2[x] for x in src])
 
-    # weave: one vector instruction after every `step` scalar ones
+    # weave: the vector instructions spread evenly over the scalar ones (with
+    # rows of 64, 328 among 714: a fixed "one after every 2" put them all in
+    # the first 656 and left the last multiplication bare)
     vec = madd_scan_vector_lines()
     nscalar = sum(1 for line in sc.lines if not line.startswith("\t/*") and line.strip())
-    step = nscalar // len(vec)
-    o.note("%d scalar instructions, %d vector ones woven in, one after every %d"
-           % (nscalar, len(vec), step))
+    nvec = len(vec)
+    o.note("%d scalar instructions, %d vector ones woven in evenly (after scalar "
+           "instruction k, up to k %d / %d of them)" % (nscalar, nvec, nvec, nscalar))
     seen = 0
     for line in sc.lines:
         o.lines.append(line)
         if line.startswith("\t/*") or not line.strip():
             continue
         seen += 1
-        if vec and seen % step == 0:
+        while vec and nvec - len(vec) < seen * nvec // nscalar:
             op, args, comment = vec.pop(0)
             o.ins(op, args, comment=comment)
     for op, args, comment in vec:
