@@ -48,6 +48,7 @@ struct Pool {
 	PoolJob *pend_head, *pend_tail; /* submitted, not yet kicked */
 	unsigned pend_parts;
 	size_t pending;        /* submitted, done() not yet called */
+	size_t pending_many;   /* of them, jobs with a run_many */
 	bool referenced;       /* async is ref'd: jobs are pending */
 	bool freeing;          /* in pool_free() */
 	bool kicking;          /* pool_kick() runs a lone job here */
@@ -406,6 +407,7 @@ void pool_split(Pool *p, PoolJob *j, unsigned n_parts)
 		p->pend_head = j;
 	p->pend_tail = j;
 	p->pend_parts += n_parts;
+	p->pending_many += j->run_many != NULL;
 	if (p->pending++ == 0 && !p->referenced) {
 		uv_ref((uv_handle_t *)&p->async);
 		p->referenced = true;
@@ -424,6 +426,7 @@ static void pool_run_here(Pool *p, PoolJob *j)
 	atomic_store_explicit(&j->parts_left, 0, memory_order_relaxed);
 	j->run(j, 0, 1);
 	p->pending--;
+	p->pending_many -= j->run_many != NULL;
 	j->next = NULL;
 	j->done(j); /* may free it, submit, kick */
 	if (p->pending == 0 && p->referenced) {
@@ -452,11 +455,15 @@ static void pool_hand_over(Pool *p)
 }
 
 /* may the lone job of a kick run here? A short one, and if the workers
- * compute its kind together (run_many), only when nothing else is pending:
- * while they are busy it waits there for the others (cheaper together) */
+ * compute its kind together (run_many), only when no other such job is
+ * pending: while they work on some, it goes to them to be computed with
+ * the next ones (cheaper together). Other pending jobs (a long verify on
+ * a worker) do not hold it back: it would wait for a CPU that the busy
+ * worker and the loop thread hold (measured: the worst sign latency
+ * beside 32 MiB verifies went from 4.7 to 8.5 ms when it did). */
 static bool pool_short(const Pool *p, const PoolJob *j)
 {
-	return j->here_if_alone && j->n_parts == 1 && !p->freeing && (!j->run_many || p->pending == 1);
+	return j->here_if_alone && j->n_parts == 1 && !p->freeing && (!j->run_many || p->pending_many == 1);
 }
 
 void pool_kick(Pool *p)
@@ -505,6 +512,7 @@ size_t pool_reap(Pool *p)
 
 		order->next = NULL;
 		p->pending--;
+		p->pending_many -= order->run_many != NULL;
 		n++;
 		order->done(order); /* may free it, submit, kick */
 		order = next;

@@ -751,19 +751,32 @@ static void test_run_many(void **state)
 	assert_true(lone.done);
 	assert_int_equal(atomic_load(&lone.runs), 1);
 	assert_int_equal(atomic_load(&lone.many_runs), 0);
-	/* but not while another job is pending on the workers: then it goes
-	 * to them, to be computed with the next ones */
-	ManyJob busy = { .job = POOL_JOB_INIT(many_run, many_done) };
+	/* nor beside a pending job of another kind (a long one on a worker) */
+	ManyJob other = { .job = POOL_JOB_INIT(many_run, many_done) };
 	lone.done = false;
 	atomic_store(&lone.runs, 0);
-	pool_submit(p, &busy.job); /* (not short: to a worker) */
+	pool_submit(p, &other.job); /* (not short: to a worker) */
+	pool_kick(p);
+	pool_submit(p, &lone.job);
+	pool_kick(p);
+	assert_true(lone.done);
+	assert_int_equal(atomic_load(&lone.runs), 1);
+	while (!other.done)
+		uv_run(&loop, UV_RUN_ONCE);
+	/* but not while another job with a run_many is pending on the
+	 * workers: then it goes to them, to be computed with the next ones */
+	ManyJob busy = { .job = POOL_JOB_INIT(many_run, many_done) };
+	busy.job.run_many = many_run_many; /* (not short: to a worker) */
+	lone.done = false;
+	atomic_store(&lone.runs, 0);
+	pool_submit(p, &busy.job);
 	pool_kick(p);
 	pool_submit(p, &lone.job);
 	pool_kick(p);
 	assert_false(lone.done);
 	while (!lone.done || !busy.done)
 		uv_run(&loop, UV_RUN_ONCE);
-	assert_int_equal(atomic_load(&lone.runs), 1);
+	assert_int_equal(atomic_load(&lone.runs) + atomic_load(&lone.many_runs), 1);
 	pool_free(p);
 	/* two workers, POOL_TAKE_MANY such jobs in one kick: one worker takes
 	 * them all (beyond its share of half) into one call */
