@@ -14,7 +14,7 @@ set xlabel "connections (one client thread each)"
 set ylabel "requests/s"
 set logscale x 2
 set logscale y 10
-set yrange [500:300000]
+set yrange [500:1000000]
 set xtics (1, 2, 4, 8, 16, 32)
 set grid
 set key bottom right
