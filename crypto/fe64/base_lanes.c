@@ -12,6 +12,7 @@
 
 #include <sigil/crypto.h>
 
+#include "ct.h"
 #include "fe64/base_lanes.h"
 #include "fe64/base_lanes_table.h"
 #include "fe64/fe64.h"
@@ -136,9 +137,12 @@ static inline blg_v blg_and(blg_v a, blg_v b) { blg_v r; BLG_MAP(a.v[j] & b.v[j]
 static inline blg_v blg_xor(blg_v a, blg_v b) { blg_v r; BLG_MAP(a.v[j] ^ b.v[j]); return r; }
 static inline blg_v blg_srl(blg_v a, int n) { blg_v r; BLG_MAP(a.v[j] >> n); return r; }
 static inline blg_v blg_sll(blg_v a, int n) { blg_v r; BLG_MAP(a.v[j] << n); return r; }
-static inline blg_v blg_sign(blg_v a) { blg_v r; BLG_MAP(0 - (a.v[j] >> 63)); return r; }
+/* Masks pass through ct_barrier_u64: a compiler that sees a value is 0
+ * or all ones may turn "m & x" into a branch or a conditional load (clang
+ * -O2/-O3 did, on the secret digits' signs: ctgrind caught it) */
+static inline blg_v blg_sign(blg_v a) { blg_v r; BLG_MAP(ct_mask_u64(a.v[j] >> 63)); return r; }
 static inline blg_v blg_set1(uint64_t x) { blg_v r; BLG_MAP(x); return r; }
-static inline blg_v blg_sel(blg_v m, blg_v a, blg_v b) { blg_v r; BLG_MAP(a.v[j] ^ (m.v[j] & (a.v[j] ^ b.v[j]))); return r; }
+static inline blg_v blg_sel(blg_v m, blg_v a, blg_v b) { blg_v r; BLG_MAP(a.v[j] ^ (ct_barrier_u64(m.v[j]) & (a.v[j] ^ b.v[j]))); return r; }
 
 /* acc + the low (hi = 0) or high (hi = 1, public) 52 bits of the product of
  * the low 52 bits of a and b, lane by lane */
@@ -160,7 +164,7 @@ static inline blg_v blg_perm2(blg_v a, blg_v idx, blg_v b)
 		uint64_t x = 0;
 		for (uint64_t i = 0; i < 2 * BASE_LANES; i++) {
 			uint64_t d = (idx.v[j] & 15) ^ i;
-			uint64_t m = ((d | (0 - d)) >> 63) - 1; /* all ones when d = 0 */
+			uint64_t m = ct_barrier_u64(((d | (0 - d)) >> 63) - 1); /* all ones when d = 0 */
 			x |= m & (i < BASE_LANES ? a.v[i] : b.v[i - BASE_LANES]);
 		}
 		r.v[j] = x;
