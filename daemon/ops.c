@@ -470,6 +470,12 @@ static sigil_ed25519_policy policy_of(ProtoPolicy p)
 static int sign_now(Op *op);
 static bool verify_now(const Op *op);
 
+/* a sign's or an agent sign's mode (the agent signs pure Ed25519 only) */
+static ProtoSignMode sign_mode(const Op *op)
+{
+	return op->kind == OP_AGENT_SIGN ? PROTO_MODE_PURE : op->q->u.sign.mode;
+}
+
 /* on a worker: touches only the op, its key, and (unlock, rekey) the
  * keystore the core holds for it */
 static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
@@ -535,7 +541,7 @@ static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
  * worker computes several of together */
 static bool sign_pure(const Op *op)
 {
-	return op->kind == OP_AGENT_SIGN || (op->kind == OP_SIGN && op->q->u.sign.mode == PROTO_MODE_PURE);
+	return (op->kind == OP_SIGN || op->kind == OP_AGENT_SIGN) && sign_mode(op) == PROTO_MODE_PURE;
 }
 
 /* on a worker: sign jobs it took together (pool.h, run_many): the pure
@@ -1171,7 +1177,7 @@ static int sign_now(Op *op)
 	const ProtoBytes *m = &op->q->u.sign.message, *ctx = &op->q->u.sign.context;
 	uint8_t *sig = op->resp.u.sign.signature;
 
-	switch (op->kind == OP_AGENT_SIGN ? PROTO_MODE_PURE : op->q->u.sign.mode) {
+	switch (sign_mode(op)) {
 	case PROTO_MODE_PURE:
 		sigil_ed25519_sign_expanded(sig, m->data, m->len, ek);
 		return 0;

@@ -173,14 +173,14 @@ static void pool_run_chunk(PoolJob *const *chunk, const unsigned *part, unsigned
 		if (done[i] || !fn || chunk[i]->n_parts != 1)
 			continue;
 		for (unsigned j = i; j < n; j++)
-			if (!done[j] && chunk[j]->run_many == fn && chunk[j]->n_parts == 1)
+			if (!done[j] && chunk[j]->run_many == fn && chunk[j]->n_parts == 1) {
 				many[k++] = chunk[j];
-		if (k < 2)
-			continue;
-		for (unsigned j = i; j < n; j++)
-			if (chunk[j]->run_many == fn && chunk[j]->n_parts == 1)
 				done[j] = true;
-		fn(many, k);
+			}
+		if (k < 2)
+			done[i] = false; /* alone with its run_many: through run() */
+		else
+			fn(many, k);
 	}
 	for (unsigned i = 0; i < n; i++)
 		if (!done[i])
