@@ -155,15 +155,15 @@ typedef struct safegcd_state {
  * two halves: fg_low gives limbs 0 and 1 (all the next round's divsteps
  * read), fg_high limbs 2 to 4, run during the next round's divsteps. In
  * place: each writes limb i - 1 after it has read limb i. */
-static void fg_low(safegcd_state *st)
+/* limbs lo .. hi - 1 of the products into the carries st->cf, st->cg,
+ * each limb's low 62 bits written one limb down */
+static inline __attribute__((always_inline)) void fg_limbs(safegcd_state *st, int lo, int hi)
 {
 	int64_t u = st->t[0], v = st->t[1], q = st->t[2], r = st->t[3];
 	s62 *f = &st->f, *g = &st->g;
-	i128 cf = (i128)u * f->v[0] + (i128)v * g->v[0];
-	i128 cg = (i128)q * f->v[0] + (i128)r * g->v[0];
-	cf >>= 62; /* the low 62 bits are zero */
-	cg >>= 62;
-	for (int i = 1; i < 3; i++) {
+	i128 cf = st->cf, cg = st->cg;
+
+	for (int i = lo; i < hi; i++) {
 		cf += (i128)u * f->v[i] + (i128)v * g->v[i];
 		cg += (i128)q * f->v[i] + (i128)r * g->v[i];
 		f->v[i - 1] = (int64_t)((uint64_t)cf & M62);
@@ -175,21 +175,21 @@ static void fg_low(safegcd_state *st)
 	st->cg = cg;
 }
 
-static void fg_high(safegcd_state *st)
+static void fg_low(safegcd_state *st)
 {
 	int64_t u = st->t[0], v = st->t[1], q = st->t[2], r = st->t[3];
-	s62 *f = &st->f, *g = &st->g;
-	i128 cf = st->cf, cg = st->cg;
-	for (int i = 3; i < 5; i++) {
-		cf += (i128)u * f->v[i] + (i128)v * g->v[i];
-		cg += (i128)q * f->v[i] + (i128)r * g->v[i];
-		f->v[i - 1] = (int64_t)((uint64_t)cf & M62);
-		g->v[i - 1] = (int64_t)((uint64_t)cg & M62);
-		cf >>= 62;
-		cg >>= 62;
-	}
-	f->v[4] = (int64_t)cf;
-	g->v[4] = (int64_t)cg;
+	const s62 *f = &st->f, *g = &st->g;
+
+	st->cf = ((i128)u * f->v[0] + (i128)v * g->v[0]) >> 62; /* the low 62 bits are zero */
+	st->cg = ((i128)q * f->v[0] + (i128)r * g->v[0]) >> 62;
+	fg_limbs(st, 1, 3);
+}
+
+static void fg_high(safegcd_state *st)
+{
+	fg_limbs(st, 3, 5);
+	st->f.v[4] = (int64_t)st->cf;
+	st->g.v[4] = (int64_t)st->cg;
 }
 
 /* (d, e) <- ((u d + v e + md p) / 2^62, (q d + r e + me p) / 2^62), with
