@@ -615,8 +615,7 @@ static void job_queue(Ops *o, Op *op)
 		op->batch.job.here_if_alone = op->q->u.sign.message.len < OPS_LARGE_MESSAGE;
 		if (op->batch.job.here_if_alone)
 			op->batch.job.run_many = job_run_many;
-	}
-	else if (op->kind == OP_VERIFY)
+	} else if (op->kind == OP_VERIFY)
 		op->batch.job.here_if_alone = op->q->u.verify.message.len < OPS_LARGE_MESSAGE;
 	else if (op->kind == OP_DH)
 		op->batch.job.here_if_alone = true;
