@@ -613,6 +613,7 @@ static void job_queue(Ops *o, Op *op)
 	}
 	if (op->kind == OP_SIGN || op->kind == OP_AGENT_SIGN) {
 		op->batch.job.here_if_alone = op->q->u.sign.message.len < OPS_LARGE_MESSAGE;
+		op->batch.job.here_in_group = op->q->u.sign.message.len <= OPS_GROUP_MESSAGE;
 		if (op->batch.job.here_if_alone)
 			op->batch.job.run_many = job_run_many;
 	} else if (op->kind == OP_VERIFY)

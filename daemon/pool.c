@@ -419,16 +419,25 @@ void pool_submit(Pool *p, PoolJob *j)
 	pool_split(p, j, 1);
 }
 
-/* a short job of a kick, on the loop thread (pool_kick); no longer on
+/* the short jobs of a kick, on the loop thread (pool_kick): one through
+ * run(), two or more (with one run_many) through run_many; no longer on
  * the pending list */
-static void pool_run_here(Pool *p, PoolJob *j)
+static void pool_run_here(Pool *p, PoolJob *const *jobs, unsigned n)
 {
-	atomic_store_explicit(&j->parts_left, 0, memory_order_relaxed);
-	j->run(j, 0, 1);
-	p->pending--;
-	p->pending_many -= j->run_many != NULL;
-	j->next = NULL;
-	j->done(j); /* may free it, submit, kick */
+	for (unsigned i = 0; i < n; i++)
+		atomic_store_explicit(&jobs[i]->parts_left, 0, memory_order_relaxed);
+	if (n == 1)
+		jobs[0]->run(jobs[0], 0, 1);
+	else
+		jobs[0]->run_many(jobs, n);
+	for (unsigned i = 0; i < n; i++) {
+		PoolJob *j = jobs[i];
+
+		p->pending--;
+		p->pending_many -= j->run_many != NULL;
+		j->next = NULL;
+		j->done(j); /* may free it, submit, kick */
+	}
 	if (p->pending == 0 && p->referenced) {
 		uv_unref((uv_handle_t *)&p->async);
 		p->referenced = false;
@@ -466,6 +475,26 @@ static bool pool_short(const Pool *p, const PoolJob *j)
 	return j->here_if_alone && j->n_parts == 1 && !p->freeing && (!j->run_many || p->pending_many == 1);
 }
 
+/* may the jobs of a kick, two or more, run here together? All
+ * here_in_group with one run_many, at most POOL_TAKE_MANY, and nothing
+ * else pending: the workers are idle, so handing them over would cost
+ * two wake-ups for work that takes about as long (measured: depth-1
+ * signing at 4 and 8 connections, docs/throughput.md). Their number, or 0. */
+static unsigned pool_group(const Pool *p, PoolJob **jobs)
+{
+	void (*fn)(PoolJob *const *, unsigned) = p->pend_head->run_many;
+	unsigned n = 0;
+
+	if (!fn || p->freeing)
+		return 0;
+	for (PoolJob *j = p->pend_head; j; j = j->next) {
+		if (n == POOL_TAKE_MANY || !j->here_in_group || j->run_many != fn || j->n_parts != 1)
+			return 0;
+		jobs[n++] = j;
+	}
+	return n >= 2 && p->pending == n ? n : 0;
+}
+
 void pool_kick(Pool *p)
 {
 	/* a short job runs here when it is alone (measured: also running the
@@ -477,15 +506,20 @@ void pool_kick(Pool *p)
 		return;
 	p->kicking = true;
 	while (p->pend_head) {
-		PoolJob *mine = p->pend_head;
+		PoolJob *mine[POOL_TAKE_MANY];
+		unsigned n = 0;
 
-		if (mine != p->pend_tail || !pool_short(p, mine)) {
+		if (p->pend_head == p->pend_tail && pool_short(p, p->pend_head))
+			mine[n++] = p->pend_head;
+		else
+			n = pool_group(p, mine);
+		if (n == 0) {
 			pool_hand_over(p);
 			break;
 		}
 		p->pend_head = p->pend_tail = NULL;
 		p->pend_parts = 0;
-		pool_run_here(p, mine);
+		pool_run_here(p, mine, n);
 	}
 	p->kicking = false;
 }

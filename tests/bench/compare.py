@@ -16,7 +16,8 @@ in each round, for each of new and base:
 
   sign at 1 connection (p50, p99, max), at 32 x 1 and at 32 x 16 in flight
   (requests/s, sigild's CPU per request from /proc/PID/stat, the machine's
-  busy share from /proc/stat); verify and dh at 32 x 1; SIGN_REQUEST on
+  busy share from /proc/stat); verify, dh and key.public (the same round
+  trip with no crypto: the floor under sign's figure) at 32 x 1; SIGN_REQUEST on
   its agent socket at 32; the worst latency of a 1-connection signer while
   another connection verifies 32 MiB messages back to back; verify_batch of
   4,096 signatures at 1 connection (wall time per request);
@@ -159,6 +160,8 @@ def main():
                                          "--connections", "32"], k["proc"].pid),
                     "dh_32": run_lg(["--socket", k["sock"], "--key", "lg-x", "--op", "dh", "--connections", "32"],
                                     k["proc"].pid),
+                    "public_32": run_lg(["--socket", k["sock"], "--key", "lg-ed", "--op", "key.public",
+                                         "--connections", "32"], k["proc"].pid),
                     "agent_32": run_lg(["--ssh-agent", "--socket", k["agent"], "--connections", "32"],
                                        k["proc"].pid),
                     "hol": hol(k),
@@ -197,10 +200,21 @@ def main():
          "%.2f"),
         ("cores of signing, 32 x 1", lambda r, n: r[n]["sign_32"]["requests_per_s"] * r["inproc_sign_us"] / 1e6,
          "%.2f"),
+        ("cores of signing if signing cost nothing, 32 x 1 (key.public/s x in-process sign)",
+         lambda r, n: r[n]["public_32"]["requests_per_s"] * r["inproc_sign_us"] / 1e6, "%.2f"),
+        ("sign/s / key.public/s, 32 x 1", lambda r, n: r[n]["sign_32"]["requests_per_s"]
+         / r[n]["public_32"]["requests_per_s"], "%.2f"),
         ("sign/s, 32 x 16", lambda r, n: r[n]["sign_32x16"]["requests_per_s"], "%.0f"),
         ("sign/s, 32 x 1", lambda r, n: r[n]["sign_32"]["requests_per_s"], "%.0f"),
         ("machine busy during 32 x 16", lambda r, n: r[n]["sign_32x16"]["machine_busy"], "%.2f"),
         ("machine busy during 32 x 1", lambda r, n: r[n]["sign_32"]["machine_busy"], "%.2f"),
+        ("key.public/s, 32 x 1 (the round trip, no crypto)", lambda r, n: r[n]["public_32"]["requests_per_s"],
+         "%.0f"),
+        ("machine busy during key.public 32 x 1", lambda r, n: r[n]["public_32"]["machine_busy"], "%.2f"),
+        ("machine CPU per request, sign 32 x 1, us", lambda r, n: r[n]["sign_32"]["machine_busy"] * 1e6
+         / r[n]["sign_32"]["requests_per_s"] * ncpu, "%.1f"),
+        ("machine CPU per request, key.public 32 x 1, us", lambda r, n: r[n]["public_32"]["machine_busy"] * 1e6
+         / r[n]["public_32"]["requests_per_s"] * ncpu, "%.1f"),
         ("daemon CPU per sign / in-process, 32 x 16",
          lambda r, n: r[n]["sign_32x16"]["daemon_cpu_us_per_req"] / r["inproc_sign_us"], "%.2f"),
         ("daemon CPU per sign / in-process, 32 x 1",

@@ -5,7 +5,7 @@
  * thread each) and a pipelining depth D. Not a test: it measures and prints.
  *
  * Usage: sigil-loadgen [--socket PATH] [--connections N] [--depth D]
- *                      [--op sign|verify|dh|verify_batch] [--seconds S]
+ *                      [--op sign|verify|dh|verify_batch|key.public] [--seconds S]
  *                      [--key LABEL] [--batch N] [--msg-size N] [--json]
  *        sigil-loadgen --ssh-agent --socket PATH [--connections N] ...
  *        sigil-loadgen --op inproc-sign|inproc-verify|inproc-dh [--seconds S]
@@ -14,7 +14,9 @@
  * verify, X25519 for dh). verify checks a signature the daemon made once.
  * verify_batch sends one verify_batch request of --batch items (distinct
  * messages) per request, policy zip215 (the batch equation; strict verifies
- * each item on its own). --ssh-agent speaks the ssh-agent protocol to a
+ * each item on its own). key.public asks for the key's public key: the
+ * same round trip through the operations core with no crypto, the floor
+ * under every other op's figure. --ssh-agent speaks the ssh-agent protocol to a
  * stock ssh-agent (or sigild's agent socket): SIGN_REQUEST with its first
  * Ed25519 identity, depth 1 (as ssh does). The inproc-* ops time the crypto
  * call sigild makes for one request, in this process, on one thread, and
@@ -44,8 +46,8 @@
 #include <sigil/client.h>
 #include <sigil/crypto.h>
 
-enum op { OP_SIGN, OP_VERIFY, OP_DH, OP_VERIFY_BATCH, OP_IN_SIGN, OP_IN_VERIFY, OP_IN_DH };
-static const char *const op_names[] = { "sign", "verify", "dh", "verify_batch",
+enum op { OP_SIGN, OP_VERIFY, OP_DH, OP_VERIFY_BATCH, OP_PUBLIC, OP_IN_SIGN, OP_IN_VERIFY, OP_IN_DH };
+static const char *const op_names[] = { "sign", "verify", "dh", "verify_batch", "key.public",
 	                                "inproc-sign", "inproc-verify", "inproc-dh" };
 
 static struct {
@@ -248,6 +250,14 @@ static void *sigild_worker(void *arg)
 
 			e = sigil_client_dh(c, shared, opt.key, v_pk); /* its own public key: a valid point */
 			sigil_wipe(shared, sizeof(shared));
+			break;
+		}
+		case OP_PUBLIC: {
+			sigil_key_info ki;
+
+			e = sigil_client_key_public(c, &ki, opt.key);
+			if (e == SIGIL_EOK && memcmp(ki.public_key, v_pk, 32) != 0)
+				w->err = "key.public answered another public key";
 			break;
 		}
 		case OP_VERIFY_BATCH:
@@ -512,7 +522,8 @@ static long parse_num(const char *s, const char *name, long lo, long hi)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sigil-loadgen [--socket PATH] [--connections N] [--depth D]\n"
-	           "                     [--op sign|verify|dh|verify_batch|inproc-sign|inproc-verify|inproc-dh]\n"
+	           "                     [--op sign|verify|dh|verify_batch|key.public|\n"
+	           "                      inproc-sign|inproc-verify|inproc-dh]\n"
 	           "                     [--seconds S] [--key LABEL] [--batch N] [--msg-size N] [--json]\n"
 	           "                     [--ssh-agent]\n");
 }
@@ -592,8 +603,8 @@ int main(int argc, char **argv)
 			die("--ssh-agent", "measures sign at depth 1 only");
 		prepare_agent();
 	} else {
-		if ((opt.op == OP_DH || opt.op == OP_VERIFY_BATCH) && opt.depth != 1)
-			die("--depth", "dh and verify_batch run at depth 1 (libsigil has no pipelined call for them)");
+		if ((opt.op == OP_DH || opt.op == OP_VERIFY_BATCH || opt.op == OP_PUBLIC) && opt.depth != 1)
+			die("--depth", "dh, verify_batch and key.public run at depth 1 (libsigil has no pipelined call for them)");
 		prepare_sigild();
 	}
 

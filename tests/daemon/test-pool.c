@@ -804,6 +804,101 @@ static void test_run_many(void **state)
 	free(jobs);
 }
 
+/* a kick of 2 .. POOL_TAKE_MANY jobs, all here_in_group with one
+ * run_many, while nothing else is pending, runs on the loop thread through
+ * one run_many call, before pool_kick() returns; any other kick goes to
+ * the workers */
+static void group_make(ManyJob *jobs, unsigned n, unsigned first_id)
+{
+	for (unsigned i = 0; i < n; i++) {
+		jobs[i] = (ManyJob){ .job = POOL_JOB_INIT(many_run, many_done), .id = first_id + i };
+		jobs[i].job.here_if_alone = true;
+		jobs[i].job.here_in_group = true;
+		jobs[i].job.run_many = many_run_many;
+	}
+}
+
+static void group_wait(uv_loop_t *loop, ManyJob *jobs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		while (!jobs[i].done)
+			uv_run(loop, UV_RUN_ONCE);
+}
+
+static void test_group_here(void **state)
+{
+	enum { N = POOL_TAKE_MANY + 1 };
+	uv_loop_t loop;
+	Pool *p;
+	ManyJob jobs[N], other = { .job = POOL_JOB_INIT(many_run, many_done) };
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(pool_new(&p, &loop, 2, 0), 0);
+	/* 2 .. POOL_TAKE_MANY of them: here, in one call, in order */
+	for (unsigned n = 2; n <= POOL_TAKE_MANY; n++) {
+		group_make(jobs, n, 0);
+		for (unsigned i = 0; i < n; i++)
+			pool_submit(p, &jobs[i].job);
+		pool_kick(p);
+		assert_false(pool_unkicked(p));
+		for (unsigned i = 0; i < n; i++) {
+			assert_true(jobs[i].done);
+			assert_int_equal(atomic_load(&jobs[i].runs), 0);
+			assert_int_equal(atomic_load(&jobs[i].many_runs), 1);
+			assert_int_equal(jobs[i].group, n);
+			assert_true(jobs[i].in_order);
+		}
+	}
+	/* one alone: the lone rule, through run() */
+	group_make(jobs, 1, 0);
+	pool_submit(p, &jobs[0].job);
+	pool_kick(p);
+	assert_true(jobs[0].done);
+	assert_int_equal(atomic_load(&jobs[0].runs), 1);
+	/* one more than POOL_TAKE_MANY: to the workers */
+	group_make(jobs, N, 0);
+	for (unsigned i = 0; i < N; i++)
+		pool_submit(p, &jobs[i].job);
+	pool_kick(p);
+	for (unsigned i = 0; i < N; i++)
+		assert_false(jobs[i].done);
+	group_wait(&loop, jobs, N);
+	/* one of them not here_in_group (a longer message): to the workers */
+	group_make(jobs, 4, 0);
+	jobs[2].job.here_in_group = false;
+	for (unsigned i = 0; i < 4; i++)
+		pool_submit(p, &jobs[i].job);
+	pool_kick(p);
+	for (unsigned i = 0; i < 4; i++)
+		assert_false(jobs[i].done);
+	group_wait(&loop, jobs, 4);
+	/* two run_many functions: to the workers */
+	group_make(jobs, 4, 0);
+	jobs[3].job.run_many = many_run_other;
+	for (unsigned i = 0; i < 4; i++)
+		pool_submit(p, &jobs[i].job);
+	pool_kick(p);
+	for (unsigned i = 0; i < 4; i++)
+		assert_false(jobs[i].done);
+	group_wait(&loop, jobs, 4);
+	/* another job pending (its done() not yet called, as on a busy
+	 * worker): to the workers */
+	pool_submit(p, &other.job);
+	pool_kick(p);
+	group_make(jobs, 3, 0);
+	for (unsigned i = 0; i < 3; i++)
+		pool_submit(p, &jobs[i].job);
+	pool_kick(p);
+	for (unsigned i = 0; i < 3; i++)
+		assert_false(jobs[i].done);
+	group_wait(&loop, jobs, 3);
+	group_wait(&loop, &other, 1);
+	pool_free(p);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 /* ---- verify_batch in parts -------------------------------------------- */
 
 /* the parts of n items: contiguous, cover 0 .. n, at least
@@ -1029,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_lone_job_runs_here),
 		cmocka_unit_test(test_chain_here),
 		cmocka_unit_test(test_run_many),
+		cmocka_unit_test(test_group_here),
 		cmocka_unit_test(test_batch_ranges),
 		cmocka_unit_test(test_verify_batch_split),
 		cmocka_unit_test(test_verify_batch_edge),
