@@ -818,8 +818,19 @@ static void group_make(ManyJob *jobs, unsigned n, unsigned first_id)
 	}
 }
 
-static void group_wait(uv_loop_t *loop, ManyJob *jobs, unsigned n)
+static void group_kick(Pool *p, ManyJob *jobs, unsigned n)
 {
+	for (unsigned i = 0; i < n; i++)
+		pool_submit(p, &jobs[i].job);
+	pool_kick(p);
+}
+
+/* none of them ran in the kick: the workers run them (done() comes from
+ * the loop's pool_reap) */
+static void group_on_workers(uv_loop_t *loop, ManyJob *jobs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		assert_false(jobs[i].done);
 	for (unsigned i = 0; i < n; i++)
 		while (!jobs[i].done)
 			uv_run(loop, UV_RUN_ONCE);
@@ -838,9 +849,7 @@ static void test_group_here(void **state)
 	/* 2 .. POOL_TAKE_MANY of them: here, in one call, in order */
 	for (unsigned n = 2; n <= POOL_TAKE_MANY; n++) {
 		group_make(jobs, n, 0);
-		for (unsigned i = 0; i < n; i++)
-			pool_submit(p, &jobs[i].job);
-		pool_kick(p);
+		group_kick(p, jobs, n);
 		assert_false(pool_unkicked(p));
 		for (unsigned i = 0; i < n; i++) {
 			assert_true(jobs[i].done);
@@ -852,48 +861,32 @@ static void test_group_here(void **state)
 	}
 	/* one alone: the lone rule, through run() */
 	group_make(jobs, 1, 0);
-	pool_submit(p, &jobs[0].job);
-	pool_kick(p);
+	group_kick(p, jobs, 1);
 	assert_true(jobs[0].done);
 	assert_int_equal(atomic_load(&jobs[0].runs), 1);
 	/* one more than POOL_TAKE_MANY: to the workers */
 	group_make(jobs, N, 0);
-	for (unsigned i = 0; i < N; i++)
-		pool_submit(p, &jobs[i].job);
-	pool_kick(p);
-	for (unsigned i = 0; i < N; i++)
-		assert_false(jobs[i].done);
-	group_wait(&loop, jobs, N);
+	group_kick(p, jobs, N);
+	group_on_workers(&loop, jobs, N);
 	/* one of them not here_in_group (a longer message): to the workers */
 	group_make(jobs, 4, 0);
 	jobs[2].job.here_in_group = false;
-	for (unsigned i = 0; i < 4; i++)
-		pool_submit(p, &jobs[i].job);
-	pool_kick(p);
-	for (unsigned i = 0; i < 4; i++)
-		assert_false(jobs[i].done);
-	group_wait(&loop, jobs, 4);
+	group_kick(p, jobs, 4);
+	group_on_workers(&loop, jobs, 4);
 	/* two run_many functions: to the workers */
 	group_make(jobs, 4, 0);
 	jobs[3].job.run_many = many_run_other;
-	for (unsigned i = 0; i < 4; i++)
-		pool_submit(p, &jobs[i].job);
-	pool_kick(p);
-	for (unsigned i = 0; i < 4; i++)
-		assert_false(jobs[i].done);
-	group_wait(&loop, jobs, 4);
+	group_kick(p, jobs, 4);
+	group_on_workers(&loop, jobs, 4);
 	/* another job pending (its done() not yet called, as on a busy
 	 * worker): to the workers */
 	pool_submit(p, &other.job);
 	pool_kick(p);
 	group_make(jobs, 3, 0);
-	for (unsigned i = 0; i < 3; i++)
-		pool_submit(p, &jobs[i].job);
-	pool_kick(p);
-	for (unsigned i = 0; i < 3; i++)
-		assert_false(jobs[i].done);
-	group_wait(&loop, jobs, 3);
-	group_wait(&loop, &other, 1);
+	group_kick(p, jobs, 3);
+	group_on_workers(&loop, jobs, 3);
+	while (!other.done)
+		uv_run(&loop, UV_RUN_ONCE);
 	pool_free(p);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
 	assert_int_equal(uv_loop_close(&loop), 0);
