@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +71,21 @@ struct Pool {
 	unsigned n_started;
 	pthread_t *threads;
 };
+
+/* Block every signal on this thread (the old mask in *old). A signal
+ * handled on a thread that computes makes the kernel save the thread's
+ * registers, vector registers included, in a frame on its stack, where
+ * they stay after the handler returns: the registers of a signature hold
+ * its secrets. So the workers never take signals (the loop thread takes
+ * sigild's: libuv's handlers), and the loop thread blocks them while it
+ * runs a job itself (pool_run_here). */
+static void pool_signals_off(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
 
 static unsigned pool_cpus(void)
 {
@@ -344,11 +360,16 @@ int pool_new(Pool **poolp, uv_loop_t *loop, unsigned n_workers, unsigned spin_us
 	r = -pthread_attr_init(&attr);
 	if (r == 0)
 		r = -pthread_attr_setstacksize(&attr, POOL_STACK_SIZE);
+	/* the workers start with every signal blocked (they inherit this
+	 * thread's mask): see pool_signals_off */
+	sigset_t old;
+	pool_signals_off(&old);
 	for (unsigned i = 0; r == 0 && i < n_workers; i++) {
 		r = -pthread_create(&p->threads[i], &attr, pool_worker, p);
 		if (r == 0)
 			p->n_started++;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (r) {
 		pool_join(p);
@@ -424,12 +445,16 @@ void pool_submit(Pool *p, PoolJob *j)
  * the pending list */
 static void pool_run_here(Pool *p, PoolJob *const *jobs, unsigned n)
 {
+	sigset_t old;
+
 	for (unsigned i = 0; i < n; i++)
 		atomic_store_explicit(&jobs[i]->parts_left, 0, memory_order_relaxed);
+	pool_signals_off(&old);
 	if (n == 1)
 		jobs[0]->run(jobs[0], 0, 1);
 	else
 		jobs[0]->run_many(jobs, n);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (unsigned i = 0; i < n; i++) {
 		PoolJob *j = jobs[i];
 

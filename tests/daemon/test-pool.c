@@ -10,6 +10,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -892,6 +893,105 @@ static void test_group_here(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---- no signal lands on a thread while it computes ------------------- */
+
+/* A signal handled on a thread that is computing would have the kernel
+ * save that thread's registers (the vector ones included, by XSAVE) in a
+ * frame on its stack, where they stay after the handler returns: secrets
+ * in registers must not get there. So every signal is blocked on the
+ * workers, and on the loop thread while pool_kick() runs a job there. */
+typedef struct MaskJob {
+	PoolJob job;
+	bool all_blocked;
+	bool done;
+} MaskJob;
+
+static bool all_signals_blocked(void)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM,
+		                    SIGTERM, SIGCHLD, SIGCONT, SIGTSTP, SIGWINCH, SIGPROF };
+	sigset_t cur;
+
+	assert_int_equal(pthread_sigmask(SIG_BLOCK, NULL, &cur), 0);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (!sigismember(&cur, sigs[i]))
+			return false;
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		if (!sigismember(&cur, s))
+			return false;
+	return true;
+}
+
+static void mask_run(PoolJob *j, unsigned part, unsigned n_parts)
+{
+	(void)part;
+	(void)n_parts;
+	((MaskJob *)j)->all_blocked = all_signals_blocked();
+}
+
+static void mask_run_many(PoolJob *const *jobs, unsigned n)
+{
+	bool b = all_signals_blocked();
+
+	for (unsigned i = 0; i < n; i++)
+		((MaskJob *)jobs[i])->all_blocked = b;
+}
+
+static void mask_done(PoolJob *j)
+{
+	((MaskJob *)j)->done = true;
+}
+
+static void test_signals_blocked(void **state)
+{
+	uv_loop_t loop;
+	Pool *p;
+	MaskJob jobs[4];
+	sigset_t none, before, after;
+
+	(void)state;
+	/* the loop thread's own mask: nothing blocked */
+	sigemptyset(&none);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &none, &before), 0);
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(pool_new(&p, &loop, 2, 0), 0);
+	/* on a worker (not short) */
+	jobs[0] = (MaskJob){ .job = POOL_JOB_INIT(mask_run, mask_done) };
+	pool_submit(p, &jobs[0].job);
+	pool_kick(p);
+	while (!jobs[0].done)
+		uv_run(&loop, UV_RUN_ONCE);
+	assert_true(jobs[0].all_blocked);
+	/* alone and short: on this thread, in pool_kick */
+	jobs[0] = (MaskJob){ .job = POOL_JOB_INIT(mask_run, mask_done) };
+	jobs[0].job.here_if_alone = true;
+	pool_submit(p, &jobs[0].job);
+	pool_kick(p);
+	assert_true(jobs[0].done);
+	assert_true(jobs[0].all_blocked);
+	/* a group here, through run_many */
+	for (int i = 0; i < 4; i++) {
+		jobs[i] = (MaskJob){ .job = POOL_JOB_INIT(mask_run, mask_done) };
+		jobs[i].job.here_if_alone = jobs[i].job.here_in_group = true;
+		jobs[i].job.run_many = mask_run_many;
+		pool_submit(p, &jobs[i].job);
+	}
+	pool_kick(p);
+	for (int i = 0; i < 4; i++) {
+		assert_true(jobs[i].done);
+		assert_true(jobs[i].all_blocked);
+	}
+	/* and the loop thread's mask is its own again */
+	assert_int_equal(pthread_sigmask(SIG_BLOCK, NULL, &after), 0);
+	assert_false(sigismember(&after, SIGTERM));
+	assert_false(sigismember(&after, SIGUSR1));
+	assert_false(sigismember(&after, SIGHUP));
+	pool_free(p);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &before, NULL), 0);
+}
+
 /* ---- verify_batch in parts -------------------------------------------- */
 
 /* the parts of n items: contiguous, cover 0 .. n, at least
@@ -1118,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_chain_here),
 		cmocka_unit_test(test_run_many),
 		cmocka_unit_test(test_group_here),
+		cmocka_unit_test(test_signals_blocked),
 		cmocka_unit_test(test_batch_ranges),
 		cmocka_unit_test(test_verify_batch_split),
 		cmocka_unit_test(test_verify_batch_edge),
