@@ -28,16 +28,12 @@ else
 	echo "not ok 1 - $asm differs from the output of $gen"
 fi
 
-dis=$("$objdump" -d --no-show-raw-insn "$archive") || { echo "Bail out! objdump failed"; exit 1; }
-printf '%s\n' "$dis" | grep -q 'file format elf64-littleaarch64' ||
-	{ echo "Bail out! $archive is not AArch64 object code"; exit 1; }
 # The bodies of the routines, one "name<TAB>instruction" per line (the
-# "// comment" objdump appends removed).
-bodies=$(printf '%s\n' "$dis" | awk -v funcs="$funcs" '
-	BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) want[f[i]] = 1 }
-	/^[0-9a-f]+ <[^>]+>:$/ { name = $2; gsub(/[<>:]/, "", name); cur = (name in want) ? name : ""; next }
-	/^$/ { cur = ""; next }
-	cur != "" && /^ *[0-9a-f]+:/ { sub(/^ *[0-9a-f]+:[ \t]*/, ""); sub(/[ \t]*\/\/.*$/, ""); print cur "\t" $0 }')
+# "// comment" objdump appends removed; objbodies.py: the object-code
+# checks' one reader of objdump), from an objdump that reads AArch64.
+raw=$("$python" "$(dirname "$0")/objbodies.py" "$objdump" "$archive" --format elf64-littleaarch64 $funcs) ||
+	{ echo "Bail out! objdump failed on $archive or it is not AArch64 object code"; exit 1; }
+bodies=$(printf '%s\n' "$raw" | cut -f1,3)
 
 missing=""
 for f in $funcs; do

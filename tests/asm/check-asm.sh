@@ -23,13 +23,11 @@ else
 	echo "not ok 1 - $asm differs from the output of $gen"
 fi
 
-dis=$("$objdump" -d --no-show-raw-insn -M intel "$archive") || { echo "Bail out! objdump failed"; exit 1; }
-# The bodies of the routines, one "name<TAB>instruction" per line.
-bodies=$(printf '%s\n' "$dis" | awk -v funcs="$funcs" '
-	BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) want[f[i]] = 1 }
-	/^[0-9a-f]+ <[^>]+>:$/ { name = $2; gsub(/[<>:]/, "", name); cur = (name in want) ? name : ""; next }
-	/^$/ { cur = ""; next }
-	cur != "" && /^ *[0-9a-f]+:/ { sub(/^ *[0-9a-f]+:[ \t]*/, ""); print cur "\t" $0 }')
+# The bodies of the routines, one "name<TAB>instruction" per line
+# (objbodies.py: the object-code checks' one reader of objdump).
+raw=$("$python" "$(dirname "$0")/objbodies.py" "$objdump" "$archive" --intel $funcs) ||
+	{ echo "Bail out! objdump failed"; exit 1; }
+bodies=$(printf '%s\n' "$raw" | cut -f1,3)
 
 missing=""
 for f in $funcs; do

@@ -26,9 +26,12 @@ code, one at a time (a conditional jump, an indirect call, an address with a
 data index, a pointer register reloaded from memory before a store, a
 division, a gather) and expects each to be caught. TAP output.
 """
+import os
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import objbodies  # noqa: E402 (the object-code checks' one reader of objdump)
 
 FUNC = "x25519_ifma_ladder"
 ARGS = {"rdi", "rsi", "rdx", "rcx"}
@@ -51,22 +54,12 @@ COND = re.compile(r"^(j(?!mp)[a-z]+|loop[a-z]*|jrcxz|jecxz)$")
 
 def parse(text):
     """FUNC's instructions: (address, mnemonic, operands)."""
-    out, cur = [], False
-    for line in text.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
-        if m:
-            cur = m.group(1) == FUNC
-            continue
-        if not line.strip():
-            cur = False
-            continue
-        m = re.match(r"^\s*([0-9a-f]+):\s*(.*)$", line)
-        if cur and m:
-            ins = re.sub(r"\s+#.*$", "", m.group(2)).strip()
-            ins = re.sub(r"^((bnd|notrack|rep[a-z]*|lock|data16|cs)\s+)+", "", ins)
-            parts = ins.split(None, 1)
-            if parts:
-                out.append((int(m.group(1), 16), parts[0], parts[1] if len(parts) > 1 else ""))
+    out = []
+    for addr, ins in objbodies.bodies(text, [FUNC], intel=True)[FUNC]:
+        ins = re.sub(r"^((bnd|notrack|rep[a-z]*|lock|data16|cs)\s+)+", "", ins)
+        parts = ins.split(None, 1)
+        if parts:
+            out.append((addr, parts[0], parts[1] if len(parts) > 1 else ""))
     return out
 
 
@@ -209,8 +202,7 @@ def main():
     objdump, archive = sys.argv[1], sys.argv[2]
     if len(sys.argv) > 3:
         FUNC = sys.argv[3]
-    text = subprocess.run([objdump, "-d", "--no-show-raw-insn", "-M", "intel", archive],
-                          check=True, capture_output=True, text=True).stdout
+    text = objbodies.disassemble(objdump, archive, intel=True)
     ins = parse(text)
     planted = plant(ins) if ins else []
     print("1..%d" % (1 + len(planted)))
