@@ -498,6 +498,12 @@ static void job_run(PoolJob *j, unsigned part, unsigned n_parts)
 	case OP_DH:
 		op->r = sigil_x25519(op->resp.u.dh.shared_secret, op->key->secret->seed, q->u.dh.peer);
 		break;
+	case OP_AGE_UNWRAP:
+		op->r = agefile_x25519_unwrap(op->resp.u.age_unwrap.file_key, op->key->secret->seed,
+		                              q->u.age_unwrap.share, q->u.age_unwrap.body, PROTO_AGE_BODY_LEN);
+		if (op->r)
+			sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
+		break;
 	case OP_KEY_GENERATE:
 		op->r = keystore_materialize(o->ks, op->key, NULL);
 		break;
@@ -582,6 +588,7 @@ static void job_run_many(PoolJob *const *jobs, unsigned n)
 }
 
 static void job_done(PoolJob *j);
+static void age_unwrapped(Ops *o, Op *op);
 
 /* put @op (kept) on the pool: verify_batch split over the workers (the
  * same answer as one call for every input), the rest as one job */
@@ -618,7 +625,7 @@ static void job_queue(Ops *o, Op *op)
 			op->batch.job.run_many = job_run_many;
 	} else if (op->kind == OP_VERIFY)
 		op->batch.job.here_if_alone = op->q->u.verify.message.len < OPS_LARGE_MESSAGE;
-	else if (op->kind == OP_DH)
+	else if (op->kind == OP_DH || op->kind == OP_AGE_UNWRAP)
 		op->batch.job.here_if_alone = true;
 	pool_submit(o->pool, &op->batch.job);
 	if (op->kind == OP_UNLOCK || op->kind == OP_REKEY) {
@@ -694,6 +701,9 @@ static void job_done(PoolJob *j)
 			finish(o, op, PROTO_E_INTERNAL, "signing failed");
 		else
 			finish(o, op, PROTO_OK, NULL);
+		break;
+	case OP_AGE_UNWRAP:
+		age_unwrapped(o, op);
 		break;
 	case OP_KEY_GENERATE:
 	case OP_KEY_IMPORT:
@@ -916,23 +926,19 @@ static bool exe_unchanged(const Op *op, char *why, size_t why_len)
 
 /* ---- age (docs/age.md) ---------------------------------------------------------- */
 
-/* age.unwrap, admitted and charged: the X25519 stanza opened with the key
- * (sigild runs X25519, HKDF and the AEAD: the shared secret stays here) */
-static void age_unwrap(Ops *o, Op *op)
+/* age.unwrap's answer, once a worker (job_run; or pool_kick, alone) opened
+ * the X25519 stanza with the key: sigild runs X25519, HKDF and the AEAD,
+ * and the shared secret stays in sigild */
+static void age_unwrapped(Ops *o, Op *op)
 {
-	const ProtoRequest *q = op->q;
-	Key *k = op->key;
-	int r = agefile_x25519_unwrap(op->resp.u.age_unwrap.file_key, k->secret->seed, q->u.age_unwrap.share,
-	                              q->u.age_unwrap.body, PROTO_AGE_BODY_LEN);
-
-	if (r == -EDOM) {
+	if (op->r == -EDOM) {
 		snprintf(op->why, sizeof(op->why), "small-order share");
 		finish(o, op, PROTO_E_INVALID_KEY, "the stanza's share has small order (the shared secret would be zero)");
-	} else if (r) {
-		/* the tag: the stanza was made for another key (or altered) */
-		sigil_wipe(op->resp.u.age_unwrap.file_key, sizeof(op->resp.u.age_unwrap.file_key));
+	} else if (op->r) {
+		/* the tag: the stanza was made for another key (or altered);
+		 * job_run wiped the file key */
 		finish(o, op, PROTO_E_NO_MATCH, "the stanza does not open with key '%s' (not for this identity)",
-		       k->info.label);
+		       op->key->info.label);
 	} else {
 		finish(o, op, PROTO_OK, NULL);
 	}
@@ -1160,13 +1166,9 @@ static void use_key(Ops *o, Op *op, bool confirmed)
 		return;
 	}
 	o->last_key_use_ms = uv_now(o->loop);
-	if (op->kind == OP_AGE_UNWRAP) {
-		age_unwrap(o, op);
-		return;
-	}
-	/* sign and dh: on the pool (the key's reference and the key job keep
-	 * its secret alive and lock waiting); alone in its loop iteration, a
-	 * short one runs in place (pool_kick) */
+	/* sign, dh and age.unwrap: on the pool (the key's reference and the
+	 * key job keep its secret alive and lock waiting); alone in its loop
+	 * iteration, a short one runs in place (pool_kick) */
 	to_pool(o, op);
 }
 
