@@ -33,7 +33,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loadgen import TICK, cpu_ticks, fail, machine_ticks, need, wait_socket  # noqa: E402
+from loadgen import TICK, cpu_ticks, fail, machine_ticks, med, need, wait_socket  # noqa: E402
 
 
 def parse_variant(v):
@@ -118,9 +118,6 @@ def main():
                 v["proc"].wait()
         shutil.rmtree(tmp, ignore_errors=True)
 
-    def med(xs):
-        xs = sorted(xs)
-        return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
     print("%s %s, %d rounds of %.1f s, interleaved" % (a.op, a.load, a.rounds, a.seconds))
     for v in vs:
         rs = v["rounds"]

@@ -43,15 +43,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loadgen import TICK, cpu_ticks, fail, machine_ticks, need, wait_socket  # noqa: E402
+from loadgen import TICK, cpu_ticks, fail, machine_ticks, med, need, wait_socket  # noqa: E402
 
 HOL_MSG = 32 << 20
 SWEEP = [1, 2, 4, 8, 16, 32]
-
-
-def med(xs):
-    xs = sorted(xs)
-    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
 
 
 def main():

@@ -69,6 +69,12 @@ def wait_socket(path, proc, what):
     fail("%s: socket %s did not come up" % (what, path))
 
 
+def med(xs):
+    """the median (the mean of the two middle values of an even count)"""
+    xs = sorted(xs)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+
 def cpu_ticks(pid):
     with open("/proc/%d/stat" % pid) as f:
         rest = f.read().rsplit(")", 1)[1].split()
@@ -273,10 +279,6 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     # summary against the issue-11 targets
-    def med(xs):
-        xs = sorted(xs)
-        return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
-
     sign_us = med(res["inproc"]["sign"])
     res["inproc_sign_us_median"] = sign_us
 
