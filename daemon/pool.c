@@ -440,6 +440,25 @@ void pool_submit(Pool *p, PoolJob *j)
 	pool_split(p, j, 1);
 }
 
+/* on the loop thread: @j's parts all ran; off the pool's counts, then
+ * its done() (which may free it, submit, kick) */
+static void pool_retire(Pool *p, PoolJob *j)
+{
+	j->next = NULL;
+	p->pending--;
+	p->pending_many -= j->run_many != NULL;
+	j->done(j);
+}
+
+/* no job pending any more: the eventfd's handle stops holding the loop */
+static void pool_unref_if_idle(Pool *p)
+{
+	if (p->pending == 0 && p->referenced) {
+		uv_unref((uv_handle_t *)&p->async);
+		p->referenced = false;
+	}
+}
+
 /* the short jobs of a kick, on the loop thread (pool_kick): one through
  * run(), two or more (with one run_many) through run_many; no longer on
  * the pending list */
@@ -455,18 +474,9 @@ static void pool_run_here(Pool *p, PoolJob *const *jobs, unsigned n)
 	else
 		jobs[0]->run_many(jobs, n);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (unsigned i = 0; i < n; i++) {
-		PoolJob *j = jobs[i];
-
-		p->pending--;
-		p->pending_many -= j->run_many != NULL;
-		j->next = NULL;
-		j->done(j); /* may free it, submit, kick */
-	}
-	if (p->pending == 0 && p->referenced) {
-		uv_unref((uv_handle_t *)&p->async);
-		p->referenced = false;
-	}
+	for (unsigned i = 0; i < n; i++)
+		pool_retire(p, jobs[i]);
+	pool_unref_if_idle(p);
 }
 
 /* the pending list to the workers' queue: one lock, at most one wake-up */
@@ -569,17 +579,11 @@ size_t pool_reap(Pool *p)
 	while (order) {
 		PoolJob *next = order->next;
 
-		order->next = NULL;
-		p->pending--;
-		p->pending_many -= order->run_many != NULL;
+		pool_retire(p, order);
 		n++;
-		order->done(order); /* may free it, submit, kick */
 		order = next;
 	}
-	if (p->pending == 0 && p->referenced) {
-		uv_unref((uv_handle_t *)&p->async);
-		p->referenced = false;
-	}
+	pool_unref_if_idle(p);
 	return n;
 }
 
